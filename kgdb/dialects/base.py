@@ -1,0 +1,218 @@
+"""The common Cypher generator. Engines override only what differs (see neo4j.py, falkordb.py).
+
+Every statement kgdb runs is built here or in a dialect subclass: a reviewer finds all of
+kgdb's Cypher in this package. Builders return :class:`~kgdb.statement.Statement` objects
+(text and parameters together); identifiers go through :func:`quote_identifier`, values are
+always parameters.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from kgdb.errors import InvalidIdentifierError
+from kgdb.statement import Operation, Statement
+
+_MAX_IDENTIFIER = 256
+
+
+def quote_identifier(name: str, *, allow_backtick: bool = True) -> str:
+    """Quote a label, relationship type or property key for Cypher.
+
+    This is kgdb's injection boundary for identifiers: the name is always wrapped in
+    backticks, and a backtick inside it is doubled (Cypher's escape). Engines that cannot
+    parse a doubled backtick (FalkorDB) pass ``allow_backtick=False`` and such names are
+    rejected instead of being mangled.
+    """
+    if not isinstance(name, str) or not name:
+        raise InvalidIdentifierError("an identifier (label, type or key) cannot be empty")
+    if "\x00" in name:
+        raise InvalidIdentifierError(f"identifier {name!r} contains a NUL character")
+    if len(name) > _MAX_IDENTIFIER:
+        raise InvalidIdentifierError(
+            f"identifier {name[:40]!r}... is longer than {_MAX_IDENTIFIER} characters"
+        )
+    if "`" in name:
+        if not allow_backtick:
+            raise InvalidIdentifierError(
+                f"identifier {name!r} contains a backtick, which this engine cannot quote"
+            )
+        name = name.replace("`", "``")
+    return f"`{name}`"
+
+
+@dataclass(frozen=True)
+class IndexInfo:
+    """An index or constraint as an engine reports it, normalised across dialects."""
+
+    kind: str
+    """One of ``range``, ``fulltext``, ``vector``, ``unique``, ``lookup``."""
+    entity: str
+    """``node`` or ``relationship``."""
+    label: str
+    properties: tuple[str, ...]
+    state: str = "ONLINE"
+    name: str = ""
+    options: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def key(self) -> tuple[str, str, str, tuple[str, ...]]:
+        return (self.kind, self.entity, self.label, self.properties)
+
+    @property
+    def dimension(self) -> int | None:
+        dim = self.options.get("dimension")
+        return int(dim) if dim is not None else None
+
+
+class Dialect:
+    """Turns kgdb's needs into Cypher for one engine. Subclasses set the flags below."""
+
+    NAME: ClassVar[str] = "base"
+    """The dialect's name on the command line (``--dialect``)."""
+
+    BACKTICK_IN_IDENTIFIERS: ClassVar[bool] = True
+    """Whether a doubled backtick inside a quoted identifier parses."""
+
+    VECTOR_VALUE: ClassVar[str] = "{}"
+    """How a list parameter becomes a stored vector (FalkorDB needs ``vecf32(...)``)."""
+
+    FULLTEXT_SPECIAL: ClassVar[str] = ""
+    """Characters of the full-text query language that are escaped in user text."""
+
+    FULLTEXT_OR: ClassVar[str] = " OR "
+    """How alternatives are joined in a full-text query."""
+
+    # ------------------------------------------------------------------ identifiers
+    def ident(self, name: str) -> str:
+        """Quote an identifier for this engine (see :func:`quote_identifier`)."""
+        return quote_identifier(name, allow_backtick=self.BACKTICK_IN_IDENTIFIERS)
+
+    def labels(self, names: Iterable[str]) -> str:
+        """``:`A`:`B``` for a label set."""
+        return "".join(":" + self.ident(n) for n in names)
+
+    # ------------------------------------------------------------------ expressions
+    def vector_value(self, expr: str) -> str:
+        """The expression that stores the list ``expr`` as a vector property."""
+        return self.VECTOR_VALUE.format(expr)
+
+    def score_to_l2(self, score: str) -> str:
+        """Turn a vector-index ``score`` into the exact L2 (euclidean) distance."""
+        raise NotImplementedError
+
+    def l2_distance(self, stored: str, query: str) -> str:
+        """L2 distance between a stored vector property and a list parameter."""
+        raise NotImplementedError
+
+    def subquery(self, imports: Sequence[str], body: str) -> str:
+        """A correlated subquery that imports ``imports`` from the outer query."""
+        raise NotImplementedError
+
+    @staticmethod
+    def all_distinct(variables: Sequence[str]) -> list[str]:
+        """Pairwise ``a <> b`` predicates.
+
+        Needed for isomorphic matching: neither engine enforces node distinctness, and
+        FalkorDB does not enforce relationship uniqueness in fixed-length patterns
+        (shared/dialects.md section 4.3), so both are stated explicitly.
+        """
+        return [
+            f"{a} <> {b}"
+            for i, a in enumerate(variables)
+            for b in variables[i + 1 :]
+        ]
+
+    def fulltext_query_text(self, text: str) -> str:
+        """Escape free text into an OR-query of its words for the engine's full-text syntax."""
+        words = [w for w in re.split(r"\s+", text.strip()) if w]
+        escaped = []
+        for word in words:
+            out = "".join("\\" + ch if ch in self.FULLTEXT_SPECIAL else ch for ch in word)
+            if out.strip("\\"):
+                escaped.append(out)
+        return self.FULLTEXT_OR.join(escaped)
+
+    @staticmethod
+    def string_literal(text: str) -> str:
+        """A single-quoted Cypher string literal, for identifiers that procedures take as strings.
+
+        Only for names kgdb itself validated (labels, keys, generated index names); data
+        values are always parameters.
+        """
+        return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+    # ------------------------------------------------------------------ names
+    @staticmethod
+    def index_name(label: str, prop: str, kind: str) -> str:
+        """A stable index name, e.g. ``entity_embedding_vector``."""
+        base = re.sub(r"[^0-9A-Za-z]+", "_", f"{label}_{prop}_{kind}").strip("_").lower()
+        return f"kgdb_{base}"
+
+    # ------------------------------------------------------------------ DDL
+    def create_range_index(self, label: str, prop: str) -> list[Operation]:
+        raise NotImplementedError
+
+    def create_unique_constraint(self, label: str, prop: str) -> list[Operation]:
+        raise NotImplementedError
+
+    def create_fulltext_index(self, label: str, props: Sequence[str]) -> list[Operation]:
+        raise NotImplementedError
+
+    def create_vector_index(self, label: str, prop: str, dimension: int) -> list[Operation]:
+        raise NotImplementedError
+
+    def drop_index(self, info: IndexInfo) -> list[Operation]:
+        raise NotImplementedError
+
+    def list_indexes(self) -> Statement:
+        raise NotImplementedError
+
+    def parse_indexes(self, rows: list[dict[str, Any]]) -> list[IndexInfo]:
+        raise NotImplementedError
+
+    def list_constraints(self) -> Statement:
+        raise NotImplementedError
+
+    def parse_constraints(self, rows: list[dict[str, Any]]) -> list[IndexInfo]:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ vector search
+    def vector_search_call(self, label: str, prop: str, k: str, vector: str) -> str:
+        """``CALL ... YIELD node, score`` over the vector index of ``label.prop``.
+
+        ``k`` and ``vector`` are Cypher expressions (normally parameters).
+        """
+        raise NotImplementedError
+
+    def nearest_nodes(
+        self, label: str, prop: str, *, returns: Sequence[str] = ("id", "name")
+    ) -> Statement:
+        """The ``$k`` nodes of ``label`` whose ``prop`` is closest to ``$vector``, by L2."""
+        call = self.vector_search_call(label, prop, "$k", "$vector")
+        projections = ", ".join(f"node.{self.ident(p)} AS {self.ident(p)}" for p in returns)
+        text = (
+            f"{call}\n"
+            f"WITH node, {self.score_to_l2('score')} AS distance\n"
+            f"RETURN {projections}, distance\n"
+            "ORDER BY distance ASC"
+        )
+        return Statement(text)
+
+    def fulltext_search_call(self, label: str, props: Sequence[str], query: str) -> str:
+        """``CALL ... YIELD node, score`` over the full-text index of ``label``."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ generic reads
+    def label_counts(self) -> Statement:
+        return Statement(
+            "MATCH (n) UNWIND labels(n) AS label RETURN label, count(*) AS count ORDER BY label"
+        )
+
+    def relationship_type_counts(self) -> Statement:
+        return Statement(
+            "MATCH ()-[r]->() RETURN type(r) AS type, count(*) AS count ORDER BY type"
+        )

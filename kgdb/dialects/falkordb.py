@@ -1,0 +1,137 @@
+"""FalkorDB 4.16 through its Redis protocol (never its Bolt port: shared/dialects.md section 2)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from kgdb.dialects.base import Dialect, IndexInfo
+from kgdb.statement import GRAPH_KEY, EngineCommand, Operation, Statement
+
+
+class FalkorDBDialect(Dialect):
+    NAME: ClassVar[str] = "falkordb"
+
+    BACKTICK_IN_IDENTIFIERS: ClassVar[bool] = False
+    """FalkorDB's parser rejects a doubled backtick inside a quoted name (checked on 4.16.3)."""
+
+    VECTOR_VALUE: ClassVar[str] = "vecf32({})"
+    """Vector indexes only see ``vecf32`` values (docs.falkordb.com, "Vector indexing")."""
+
+    FULLTEXT_SPECIAL: ClassVar[str] = ",.<>{}[]\"':;!@#$%^&*()-+=~|/\\"
+    """RediSearch query-syntax punctuation (redis.io, "Query syntax": escaping)."""
+
+    FULLTEXT_OR: ClassVar[str] = " | "
+    """RediSearch joins terms with AND by default; ``|`` is OR."""
+
+    def score_to_l2(self, score: str) -> str:
+        # db.idx.vector.queryNodes with similarityFunction 'euclidean' yields the L2 distance
+        # itself as `score` (verified against numpy on 4.16.3).
+        return score
+
+    def l2_distance(self, stored: str, query: str) -> str:
+        return f"vec.euclideanDistance({stored}, vecf32({query}))"
+
+    def subquery(self, imports: Sequence[str], body: str) -> str:
+        # FalkorDB has no scoped CALL (x) { ... } (syntax error on 4.16.3).
+        head = f"WITH {', '.join(imports)}\n" if imports else ""
+        return f"CALL {{\n{head}{body}\n}}"
+
+    # ------------------------------------------------------------------ DDL
+    # FalkorDB's CREATE INDEX has no IF NOT EXISTS; schema apply diffs against db.indexes().
+    def create_range_index(self, label: str, prop: str) -> list[Operation]:
+        return [Statement(
+            f"CREATE INDEX FOR (n:{self.ident(label)}) ON (n.{self.ident(prop)})", write=True)]
+
+    def create_unique_constraint(self, label: str, prop: str) -> list[Operation]:
+        # Unique constraints are a Redis command and need an exact-match index first
+        # (docs.falkordb.com/commands/graph.constraint-create). The label and key are Redis
+        # arguments, not Cypher text, so they need no quoting; ident() still validates them.
+        self.ident(label), self.ident(prop)
+        return [
+            *self.create_range_index(label, prop),
+            EngineCommand("GRAPH.CONSTRAINT",
+                          ("CREATE", GRAPH_KEY, "UNIQUE", "NODE", label, "PROPERTIES", 1, prop),
+                          description=f"unique constraint on :{label}({prop})"),
+        ]
+
+    def create_fulltext_index(self, label: str, props: Sequence[str]) -> list[Operation]:
+        fields = ", ".join(f"n.{self.ident(p)}" for p in props)
+        return [Statement(f"CREATE FULLTEXT INDEX FOR (n:{self.ident(label)}) ON ({fields})",
+                          write=True)]
+
+    def create_vector_index(self, label: str, prop: str, dimension: int) -> list[Operation]:
+        dim = int(dimension)
+        return [Statement(
+            f"CREATE VECTOR INDEX FOR (n:{self.ident(label)}) ON (n.{self.ident(prop)}) "
+            f"OPTIONS {{dimension: {dim}, similarityFunction: 'euclidean'}}", write=True)]
+
+    def drop_index(self, info: IndexInfo) -> list[Operation]:
+        if info.kind == "unique":
+            return [EngineCommand("GRAPH.CONSTRAINT",
+                                  ("DROP", GRAPH_KEY, "UNIQUE", "NODE", info.label, "PROPERTIES",
+                                   len(info.properties), *info.properties))]
+        keyword = {"range": "", "fulltext": "FULLTEXT ", "vector": "VECTOR "}[info.kind]
+        return [
+            Statement(f"DROP {keyword}INDEX FOR (n:{self.ident(info.label)}) ON (n.{self.ident(p)})",
+                      write=True)
+            for p in info.properties
+        ]
+
+    def list_indexes(self) -> Statement:
+        return Statement(
+            "CALL db.indexes() YIELD label, properties, types, options, entitytype, status "
+            "RETURN label, properties, types, options, entitytype, status"
+        )
+
+    def parse_indexes(self, rows: list[dict[str, Any]]) -> list[IndexInfo]:
+        infos = []
+        for row in rows:
+            entity = "node" if row["entitytype"] == "NODE" else "relationship"
+            fulltext = []
+            for prop, kinds in (row.get("types") or {}).items():
+                for kind in kinds:
+                    if kind == "FULLTEXT":
+                        fulltext.append(prop)
+                        continue
+                    options = {}
+                    if kind == "VECTOR":
+                        opts = (row.get("options") or {}).get(prop) or {}
+                        options = {"dimension": opts.get("dimension"),
+                                   "similarity": opts.get("similarityFunction")}
+                    infos.append(IndexInfo(kind.lower(), entity, row["label"], (prop,),
+                                           state=_state(row["status"]), options=options))
+            if fulltext:
+                infos.append(IndexInfo("fulltext", entity, row["label"], tuple(fulltext),
+                                       state=_state(row["status"])))
+        return infos
+
+    def list_constraints(self) -> Statement:
+        return Statement(
+            "CALL db.constraints() YIELD type, label, properties, entitytype, status "
+            "RETURN type, label, properties, entitytype, status"
+        )
+
+    def parse_constraints(self, rows: list[dict[str, Any]]) -> list[IndexInfo]:
+        return [
+            IndexInfo(str(row["type"]).lower(),
+                      "node" if row["entitytype"] == "NODE" else "relationship",
+                      row["label"], tuple(row["properties"]), state=_state(row["status"]))
+            for row in rows
+        ]
+
+    # ------------------------------------------------------------------ search
+    def vector_search_call(self, label: str, prop: str, k: str, vector: str) -> str:
+        self.ident(label), self.ident(prop)
+        return (f"CALL db.idx.vector.queryNodes({self.string_literal(label)}, "
+                f"{self.string_literal(prop)}, {k}, vecf32({vector})) YIELD node, score")
+
+    def fulltext_search_call(self, label: str, props: Sequence[str], query: str) -> str:
+        self.ident(label)
+        return (f"CALL db.idx.fulltext.queryNodes({self.string_literal(label)}, {query}) "
+                "YIELD node, score")
+
+
+def _state(status: str) -> str:
+    # FalkorDB says OPERATIONAL / UNDER CONSTRUCTION / PENDING; Neo4j says ONLINE / POPULATING.
+    return {"OPERATIONAL": "ONLINE", "UNDER CONSTRUCTION": "POPULATING"}.get(status, status)

@@ -1,0 +1,46 @@
+"""Engines: one :class:`GraphStore` interface, a Neo4j adapter and a FalkorDB adapter."""
+
+from __future__ import annotations
+
+from urllib.parse import urlparse
+
+from kgdb.config import Settings
+from kgdb.engine.base import GraphStore, NodeValue, PathValue, RelationshipValue, Result
+from kgdb.engine.embedded import EmbeddedServer
+from kgdb.errors import ConfigError
+
+NEO4J_SCHEMES = {"neo4j", "neo4j+s", "neo4j+ssc", "bolt", "bolt+s", "bolt+ssc"}
+FALKORDB_SCHEMES = {"redis", "falkordb"}
+
+
+def connect(settings: Settings | None = None) -> GraphStore:
+    """Open the configured graph: Neo4j for a ``neo4j://``/``bolt://`` URI, else the embedded
+    FalkorDB (started if it is not running)."""
+    settings = settings or Settings.from_env()
+    if settings.embedded:
+        from kgdb.engine.falkordb import FalkorDBStore
+
+        server = EmbeddedServer(settings.home)
+        state = server.ensure_started()
+        return FalkorDBStore("127.0.0.1", state.port, server.password(), settings.graph,
+                             server=server, timeout_s=settings.timeout_s)
+    assert settings.uri is not None
+    parsed = urlparse(settings.uri)
+    if parsed.scheme in NEO4J_SCHEMES:
+        from kgdb.engine.neo4j import Neo4jStore
+
+        return Neo4jStore(settings.uri, settings.username, settings.password, settings.database,
+                          timeout_s=settings.timeout_s)
+    if parsed.scheme in FALKORDB_SCHEMES:
+        from kgdb.engine.falkordb import FalkorDBStore
+
+        return FalkorDBStore(parsed.hostname or "127.0.0.1", parsed.port or 6379,
+                             parsed.password, settings.graph, timeout_s=settings.timeout_s)
+    raise ConfigError(
+        f"unsupported URI {settings.uri!r} in KGDB_URI/NEO4J_URI: use neo4j://, bolt:// "
+        "(Neo4j), redis:// (an external FalkorDB) or leave it unset for the embedded FalkorDB"
+    )
+
+
+__all__ = ["EmbeddedServer", "GraphStore", "NodeValue", "PathValue", "RelationshipValue",
+           "Result", "connect"]

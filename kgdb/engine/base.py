@@ -1,0 +1,176 @@
+"""The one interface every engine adapter implements."""
+
+from __future__ import annotations
+
+import abc
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from kgdb.dialects.base import Dialect, IndexInfo
+from kgdb.errors import EngineUnavailableError
+from kgdb.statement import EngineCommand, Operation, Statement
+
+T = TypeVar("T")
+
+
+@dataclass
+class Result:
+    """Rows of one statement, with plain Python values (nodes become :class:`NodeValue`)."""
+
+    columns: list[str]
+    rows: list[list[Any]]
+    stats: dict[str, float] = field(default_factory=dict)
+
+    def records(self) -> list[dict[str, Any]]:
+        return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
+
+    def single(self) -> dict[str, Any] | None:
+        records = self.records()
+        return records[0] if records else None
+
+    def value(self, default: Any = None) -> Any:
+        return self.rows[0][0] if self.rows and self.rows[0] else default
+
+
+@dataclass(frozen=True)
+class NodeValue:
+    labels: tuple[str, ...]
+    properties: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"labels": list(self.labels), "properties": self.properties}
+
+
+@dataclass(frozen=True)
+class RelationshipValue:
+    type: str
+    properties: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "properties": self.properties}
+
+
+@dataclass(frozen=True)
+class PathValue:
+    nodes: tuple[NodeValue, ...]
+    relationships: tuple[RelationshipValue, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"nodes": [n.to_json() for n in self.nodes],
+                "relationships": [r.to_json() for r in self.relationships]}
+
+
+class GraphStore(abc.ABC):
+    """A graph engine: run statements with parameters, batched writes, timeouts, retries."""
+
+    dialect: Dialect
+    retries: int = 3
+    """How many times a transient failure of a retry-safe statement is retried."""
+
+    @property
+    @abc.abstractmethod
+    def address(self) -> str:
+        """Where the engine is, for messages (``redis://127.0.0.1:6379 graph 'kgdb'``)."""
+
+    @abc.abstractmethod
+    def _run(self, statement: Statement, timeout_s: float | None) -> Result:
+        """Run one statement once; raise kgdb errors (transient ones as EngineUnavailableError)."""
+
+    @abc.abstractmethod
+    def _command(self, command: EngineCommand) -> Any:
+        """Run one engine command."""
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    @abc.abstractmethod
+    def reset(self) -> None:
+        """Delete every node, relationship, index and constraint of this graph."""
+
+    @abc.abstractmethod
+    def server_info(self) -> dict[str, Any]:
+        """Engine name and version."""
+
+    # ------------------------------------------------------------------ running
+    def run(self, statement: Statement | str, params: dict[str, Any] | None = None, *,
+            write: bool | None = None, timeout_s: float | None = None) -> Result:
+        """Run a statement; reads go through read-only calls unless ``write`` is set.
+
+        Transient failures (engine restarting, connection dropped) are retried with backoff
+        when the statement is safe to repeat (a read, or an idempotent write).
+        """
+        if isinstance(statement, str):
+            statement = Statement(statement, params or {}, write=bool(write))
+        elif params or write is not None:
+            statement = Statement(statement.text, {**statement.params, **(params or {})},
+                                  statement.write if write is None else write,
+                                  statement.idempotent)
+        retry_safe = not statement.write or statement.idempotent
+        return self._with_retries(lambda: self._run(statement, timeout_s), retry_safe)
+
+    def execute(self, operation: Operation) -> Any:
+        if isinstance(operation, EngineCommand):
+            return self._with_retries(lambda: self._command(operation), True)
+        return self.run(operation)
+
+    def run_batches(self, statement: Statement, rows: Iterable[dict[str, Any]], *,
+                    batch_size: int = 1000, param: str = "rows",
+                    on_batch: Callable[[int], None] | None = None) -> int:
+        """Run ``statement`` once per batch of ``rows`` (bound to ``$rows``); returns rows sent.
+
+        Each batch is one statement, so a batch is written wholly or not at all.
+        """
+        sent = 0
+        for batch in _batched(rows, batch_size):
+            self.run(statement.with_params(**{param: batch}))
+            sent += len(batch)
+            if on_batch:
+                on_batch(len(batch))
+        return sent
+
+    def _with_retries(self, call: Callable[[], T], retry_safe: bool) -> T:
+        delay = 0.2
+        for attempt in range(self.retries + 1):
+            try:
+                return call()
+            except EngineUnavailableError:
+                if not retry_safe or attempt == self.retries:
+                    raise
+                self._recover()
+                time.sleep(delay)
+                delay *= 2
+        raise AssertionError("unreachable")
+
+    def _recover(self) -> None:
+        """Hook to bring the engine back before a retry (the embedded server restarts itself)."""
+
+    # ------------------------------------------------------------------ schema introspection
+    def indexes(self) -> list[IndexInfo]:
+        """Indexes and constraints, normalised."""
+        found = self.dialect.parse_indexes(self.run(self.dialect.list_indexes()).records())
+        found += self.dialect.parse_constraints(
+            self.run(self.dialect.list_constraints()).records())
+        return found
+
+    def __enter__(self) -> GraphStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _batched(rows: Iterable[T], size: int) -> Iterator[list[T]]:
+    batch: list[T] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def batched(rows: Sequence[T] | Iterable[T], size: int) -> Iterator[list[T]]:
+    return _batched(rows, size)

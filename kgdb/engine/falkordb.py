@@ -1,0 +1,223 @@
+"""FalkorDB through its Redis protocol (``falkordb`` client): embedded or at a ``redis://`` URI."""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+import numpy as np
+
+from kgdb.dialects.falkordb import FalkorDBDialect
+from kgdb.engine.base import GraphStore, NodeValue, PathValue, RelationshipValue, Result
+from kgdb.engine.embedded import EmbeddedServer
+from kgdb.errors import (
+    EngineConnectionError,
+    EngineError,
+    EngineUnavailableError,
+    QueryTimeoutError,
+    ReadOnlyViolationError,
+    StatementError,
+)
+from kgdb.statement import GRAPH_KEY, EngineCommand, Statement
+
+log = logging.getLogger("kgdb")
+
+
+class FalkorDBStore(GraphStore):
+    """A FalkorDB graph. With ``server`` set, it is the embedded one and restarts it if it dies."""
+
+    def __init__(self, host: str, port: int, password: str | None, graph: str, *,
+                 server: EmbeddedServer | None = None, timeout_s: float = 300.0) -> None:
+        import falkordb
+
+        self.dialect = FalkorDBDialect()
+        self.host, self.port, self.graph_name = host, port, graph
+        self._password = password
+        self._server = server
+        self.timeout_s = timeout_s
+        self._falkordb = falkordb
+        self._connect()
+
+    def _connect(self) -> None:
+        self._db = self._falkordb.FalkorDB(
+            host=self.host, port=self.port, password=self._password,
+            socket_connect_timeout=5, socket_keepalive=True,
+        )
+        self._graph = self._db.select_graph(self.graph_name)
+        try:
+            self._ensure_graph()
+        except Exception as exc:
+            raise EngineConnectionError(
+                f"cannot connect to FalkorDB at {self.host}:{self.port}: {_cause(exc)}"
+            ) from None
+
+    def _ensure_graph(self) -> None:
+        # GRAPH.RO_QUERY on a key that does not exist fails ("empty key"); a write query
+        # creates the (empty) graph.
+        self._graph.query("RETURN 1")
+
+    @property
+    def address(self) -> str:
+        kind = "embedded FalkorDB" if self._server else "FalkorDB"
+        return f"{kind} at {self.host}:{self.port}, graph {self.graph_name!r}"
+
+    def _run(self, statement: Statement, timeout_s: float | None) -> Result:
+        import redis
+
+        query = _params_header(statement.params) + statement.text
+        timeout_ms = int((timeout_s or self.timeout_s) * 1000)
+        try:
+            raw = self._graph._query(query, params=None, timeout=timeout_ms,
+                                     read_only=not statement.write)
+        except redis.ResponseError as exc:
+            raise _statement_error(str(exc), statement) from None
+        except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+            raise self._unavailable(exc) from None
+        columns = [str(h[1]) for h in raw.header]
+        rows = [[_value(v) for v in row] for row in raw.result_set]
+        stats = {
+            "nodes_created": raw.nodes_created, "nodes_deleted": raw.nodes_deleted,
+            "relationships_created": raw.relationships_created,
+            "relationships_deleted": raw.relationships_deleted,
+            "properties_set": raw.properties_set, "labels_added": raw.labels_added,
+            "indexes_created": raw.indices_created, "run_time_ms": raw.run_time_ms,
+        }
+        return Result(columns, rows, stats)
+
+    def _command(self, command: EngineCommand) -> Any:
+        import redis
+
+        args = [self.graph_name if a is GRAPH_KEY else a for a in command.args]
+        try:
+            return self._db.connection.execute_command(command.name, *args)
+        except redis.ResponseError as exc:
+            raise StatementError(f"{command.description or command.name}: {exc}") from None
+        except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+            raise self._unavailable(exc) from None
+
+    def _unavailable(self, exc: BaseException) -> EngineError:
+        if self._server is not None and self._server.status() is None:
+            log.warning("%s went away under a statement (%s); restarting it (log: %s)",
+                        self.address, _cause(exc), self._server.log_file)
+            return EngineUnavailableError(
+                f"{self.address} died under a statement ({_cause(exc)}); "
+                f"see {self._server.log_file}")
+        return EngineUnavailableError(f"lost connection to {self.address}: {_cause(exc)}")
+
+    def _recover(self) -> None:
+        if self._server is not None:
+            state = self._server.ensure_started()
+            self.port = state.port
+            self._password = self._server.password()
+        self._connect()
+
+    def reset(self) -> None:
+        import redis
+
+        try:
+            self._db.connection.execute_command("GRAPH.DELETE", self.graph_name)
+        except redis.ResponseError:
+            pass  # the graph does not exist yet
+        self._ensure_graph()
+
+    def close(self) -> None:
+        self._db.connection.close()
+
+    def server_info(self) -> dict[str, Any]:
+        version = ""
+        for module in self._db.connection.module_list():
+            name = module.get(b"name") or module.get("name")
+            if name in (b"graph", "graph"):
+                ver = int(module.get(b"ver") or module.get("ver") or 0)
+                version = f"{ver // 10000}.{ver // 100 % 100}.{ver % 100}"
+        return {"engine": "falkordb", "version": version, "address": self.address,
+                "embedded": self._server is not None}
+
+    def graphs(self) -> list[str]:
+        return list(self._db.list_graphs())
+
+
+def _statement_error(message: str, statement: Statement) -> EngineError:
+    first = message.split(" errCtx:")[0].removeprefix("errMsg: ").strip()
+    if "timed out" in message.lower():
+        return QueryTimeoutError(f"statement timed out: {first}")
+    if "read-only queries" in message:
+        return ReadOnlyViolationError(
+            "this statement writes; run it as a write (kgdb cypher --write)")
+    return StatementError(f"FalkorDB rejected the statement: {first}")
+
+
+def _cause(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text.splitlines()[0][:200]
+
+
+# ---------------------------------------------------------------------- parameters
+# The client's own serialiser walks every float of every embedding in Python; this one
+# formats float vectors in one pass and keeps full float32 precision ('%.9g' round-trips).
+def _params_header(params: dict[str, Any]) -> str:
+    if not params:
+        return ""
+    parts = []
+    for key, value in params.items():
+        if not key.isidentifier():
+            raise EngineError(f"invalid parameter name {key!r}")
+        parts.append(f"{key}={_literal(value)}")
+    return "CYPHER " + " ".join(parts) + " "
+
+
+def _literal(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        if not math.isfinite(value):
+            raise EngineError(f"cannot send the non-finite number {value!r} as a parameter")
+        return repr(float(value))
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind == "f":
+            if not np.all(np.isfinite(value)):
+                raise EngineError("cannot send a vector with NaN or infinite values")
+            if value.dtype == np.float32:
+                return "[" + ",".join(["%.9g" % x for x in value.tolist()]) + "]"
+            return "[" + ",".join(map(repr, value.tolist())) + "]"
+        return _literal(value.tolist())
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_literal(v) for v in value) + "]"
+    if isinstance(value, dict):
+        items = []
+        for k, v in value.items():
+            if not isinstance(k, str) or not k or "`" in k:
+                raise EngineError(f"invalid map key {k!r} in a parameter")
+            items.append(f"`{k}`:{_literal(v)}")
+        return "{" + ",".join(items) + "}"
+    raise EngineError(f"cannot send a parameter of type {type(value).__name__}")
+
+
+def _value(value: Any) -> Any:
+    from falkordb.edge import Edge
+    from falkordb.node import Node
+    from falkordb.path import Path
+
+    if isinstance(value, Node):
+        return NodeValue(tuple(value.labels or ()), _props(value.properties))
+    if isinstance(value, Edge):
+        return RelationshipValue(value.relation, _props(value.properties))
+    if isinstance(value, Path):
+        return PathValue(tuple(_value(n) for n in value.nodes()),
+                         tuple(_value(e) for e in value.edges()))
+    if isinstance(value, list):
+        return [_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _value(v) for k, v in value.items()}
+    return value
+
+
+def _props(props: dict[str, Any] | None) -> dict[str, Any]:
+    return {k: _value(v) for k, v in (props or {}).items()}

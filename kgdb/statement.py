@@ -1,0 +1,46 @@
+"""What the dialect layer hands to an engine: Cypher text with its parameters, or an engine command."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One Cypher statement and its parameters. Values are never pasted into ``text``."""
+
+    text: str
+    params: dict[str, Any] = field(default_factory=dict)
+    write: bool = False
+    """True when the statement may write; read statements run through read-only calls."""
+    idempotent: bool = True
+    """True when running it twice equals running it once (MERGE, reads), so retries are safe."""
+
+    def with_params(self, **params: Any) -> Statement:
+        return Statement(self.text, {**self.params, **params}, self.write, self.idempotent)
+
+
+class _GraphKey:
+    """Placeholder for the graph's key inside :class:`EngineCommand` arguments."""
+
+    def __repr__(self) -> str:
+        return "<graph>"
+
+
+GRAPH_KEY = _GraphKey()
+
+
+@dataclass(frozen=True)
+class EngineCommand:
+    """A non-Cypher administrative command (FalkorDB constraints are Redis commands).
+
+    :data:`GRAPH_KEY` in ``args`` is replaced by the engine with the graph's key.
+    """
+
+    name: str
+    args: tuple[Any, ...] = ()
+    description: str = ""
+
+
+Operation = Statement | EngineCommand
