@@ -143,7 +143,7 @@ class GraphStore(abc.ABC):
                 delay *= 2
         raise AssertionError("unreachable")
 
-    def _recover(self) -> None:
+    def _recover(self) -> None:  # noqa: B027 - an optional hook, not an abstract method
         """Hook to bring the engine back before a retry (the embedded server restarts itself)."""
 
     # ------------------------------------------------------------------ schema introspection

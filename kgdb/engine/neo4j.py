@@ -75,8 +75,8 @@ class Neo4jStore(GraphStore):
         try:
             with self._driver.session(database=self.database, default_access_mode=mode) as s:
                 if statement.write:
-                    return s.execute_write(work)  # type: ignore[no-any-return]
-                return s.execute_read(work)  # type: ignore[no-any-return]
+                    return s.execute_write(work)
+                return s.execute_read(work)
         except nx.ClientError as exc:
             code = exc.code or ""
             if "TransactionTimedOut" in code or "Terminated" in code:

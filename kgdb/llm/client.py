@@ -1,0 +1,121 @@
+"""A chat client over the OpenAI-compatible API with bounded, self-correcting retries.
+
+Settings: ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``, ``KGDB_LLM_MODEL`` (default ``gpt-4o-mini``),
+``KGDB_LLM_TIMEOUT`` seconds. HTTP 429 and 5xx are retried with backoff by the ``openai``
+package (``max_retries``); output that cannot be parsed is sent back to the model with the
+parse error, at most ``attempts`` times, then a :class:`~kgdb.errors.LlmError` ends it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from kgdb.errors import ConfigError, LlmError
+
+T = TypeVar("T")
+
+
+class OutputParseError(ValueError):
+    """Raised by a reply parser; its message is shown to the model on the retry."""
+
+
+@dataclass(frozen=True)
+class LlmSettings:
+    base_url: str | None
+    api_key: str | None
+    model: str
+    timeout_s: float = 60.0
+    http_retries: int = 3
+
+    @classmethod
+    def from_env(cls, model: str | None = None) -> LlmSettings:
+        env = os.environ
+        return cls(
+            base_url=env.get("OPENAI_BASE_URL") or None,
+            api_key=env.get("OPENAI_API_KEY") or None,
+            model=model or env.get("KGDB_LLM_MODEL", "gpt-4o-mini"),
+            timeout_s=float(env.get("KGDB_LLM_TIMEOUT", "60")),
+            http_retries=int(env.get("KGDB_LLM_RETRIES", "3")),
+        )
+
+
+def openai_client(settings: LlmSettings | None = None) -> Any:
+    settings = settings or LlmSettings.from_env()
+    if not settings.api_key and not settings.base_url:
+        raise ConfigError("no LLM endpoint configured: set OPENAI_API_KEY (and OPENAI_BASE_URL "
+                          "for a non-OpenAI server such as vLLM or Ollama)")
+    import openai
+
+    return openai.OpenAI(base_url=settings.base_url, api_key=settings.api_key or "unused",
+                         timeout=settings.timeout_s, max_retries=settings.http_retries)
+
+
+class ChatClient:
+    """Sends chat messages and returns the reply text, or a parsed value."""
+
+    def __init__(self, settings: LlmSettings | None = None) -> None:
+        self.settings = settings or LlmSettings.from_env()
+        self._client = openai_client(self.settings)
+        self.calls = 0
+
+    @property
+    def endpoint(self) -> str:
+        return self.settings.base_url or "https://api.openai.com/v1"
+
+    def complete(self, messages: list[dict[str, str]], *, temperature: float = 0.0,
+                 max_tokens: int | None = None) -> str:
+        import openai
+
+        self.calls += 1
+        try:
+            reply = self._client.chat.completions.create(
+                model=self.settings.model, messages=messages, temperature=temperature,
+                **({"max_tokens": max_tokens} if max_tokens else {}),
+            )
+        except openai.APITimeoutError:
+            raise LlmError(f"the LLM at {self.endpoint} did not answer within "
+                           f"{self.settings.timeout_s:g} s") from None
+        except openai.RateLimitError:
+            raise LlmError(f"the LLM at {self.endpoint} kept answering 429 (rate limited) "
+                           f"after {self.settings.http_retries} retries") from None
+        except openai.APIConnectionError as exc:
+            raise LlmError(f"cannot reach the LLM at {self.endpoint}: {exc}") from None
+        except openai.APIStatusError as exc:
+            raise LlmError(f"the LLM at {self.endpoint} answered HTTP {exc.status_code}: "
+                           f"{_short(exc.message)}") from None
+        except openai.OpenAIError as exc:
+            raise LlmError(f"the LLM at {self.endpoint} failed: {_short(str(exc))}") from None
+        try:
+            content = reply.choices[0].message.content
+        except (AttributeError, IndexError, TypeError):
+            content = None
+        if not content or not content.strip():
+            raise LlmError(f"the LLM at {self.endpoint} returned an empty reply")
+        return str(content)
+
+    def complete_parsed(self, messages: list[dict[str, str]], parse: Callable[[str], T], *,
+                        attempts: int = 3, what: str = "reply") -> T:
+        """Ask, parse; on :class:`OutputParseError` show the model its error and ask again."""
+        history = list(messages)
+        last_error = ""
+        for _ in range(max(1, attempts)):
+            text = self.complete(history)
+            try:
+                return parse(text)
+            except OutputParseError as exc:
+                last_error = str(exc)
+                history += [
+                    {"role": "assistant", "content": text},
+                    {"role": "user", "content": (
+                        f"Your {what} could not be used: {last_error}\n"
+                        "Answer again, in exactly the required format, with nothing else.")},
+                ]
+        raise LlmError(f"the model's {what} could not be parsed after {attempts} attempts: "
+                       f"{last_error}")
+
+
+def _short(text: str) -> str:
+    return " ".join(str(text).split())[:200]
