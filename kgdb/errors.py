@@ -84,3 +84,37 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """Return `` (did you mean 'x'?)`` for the closest choice, or an empty string."""
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+class DslSyntaxError(DslError):
+    """A program that does not parse: where (line, column), the source line with a caret, and
+    what the parser expected there.
+
+    The message reads ``FILE:LINE:COLUMN: message`` then the source line and a caret line.
+    """
+
+    def __init__(self, message: str, *, line: int, column: int, context: str = "",
+                 expected: tuple[str, ...] = (), source_name: str = "<rules>") -> None:
+        self.line = line
+        self.column = column
+        self.context = context
+        self.expected = tuple(expected)
+        self.source_name = source_name
+        self.reason = message
+        text = f"{source_name}:{line}:{column}: {message}"
+        super().__init__(f"{text}\n{context}" if context else text)
+
+
+class DslSemanticError(DslError):
+    """A program that parses but means nothing: an unknown concept or sub-rule, a cycle, a
+    priority naming an unknown concept. Carries the position of the offending name."""
+
+    def __init__(self, message: str, *, line: int, column: int, context: str = "",
+                 source_name: str = "<rules>") -> None:
+        self.line = line
+        self.column = column
+        self.context = context
+        self.source_name = source_name
+        self.reason = message
+        text = f"{source_name}:{line}:{column}: {message}"
+        super().__init__(f"{text}\n{context}" if context else text)
