@@ -573,8 +573,7 @@ class _Analyser:
             return Truthy(Property(expr.name, expr.span), expr.span)
         if isinstance(expr, ConceptRef):
             if expr.concept not in self.known:
-                ids = [k.id for k in self.known]
-                hint = did_you_mean(expr.concept.id, ids)
+                hint = _suggest(expr.concept.id, [k.id for k in self.known])
                 raise self.error(f"unknown concept {expr.concept.text()}{hint}; "
                                  "every referenced concept needs a Define", expr.span)
             return expr
@@ -598,7 +597,7 @@ class _Analyser:
             if not siblings:
                 types = sorted({k.type for k in self.known})
                 raise self.error(f"DefinePriority names concept type {block.type!r}, but no rule "
-                                 f"defines a concept of that type{did_you_mean(block.type, types)}",
+                                 f"defines a concept of that type{_suggest(block.type, types)}",
                                  block.span)
             for entry in block.entries:
                 key = resolve_priority_key(entry.key, siblings)
@@ -607,7 +606,7 @@ class _Analyser:
                     raise self.error(
                         f"priority key {entry.key!r} names no {block.type} concept "
                         f"(known: {', '.join(repr(n) for n in names)})"
-                        f"{did_you_mean(entry.key, names)}", entry.span)
+                        f"{_suggest(entry.key, names)}", entry.span)
                 if isinstance(key, list):
                     raise self.error(
                         f"priority key {entry.key!r} is ambiguous: it matches "
@@ -648,6 +647,12 @@ class _Analyser:
                     path.pop()
                     order.append(key)
         return order
+
+
+def _suggest(word: str, choices: list[str]) -> str:
+    """A did-you-mean that first tries a match ignoring case and spacing."""
+    same = [c for c in choices if _normalise_key(c) == _normalise_key(word)]
+    return f" (did you mean {same[0]!r}?)" if same else did_you_mean(word, choices)
 
 
 def _normalise_key(text: str) -> str:
