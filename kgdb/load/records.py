@@ -222,8 +222,9 @@ def _index(path: Path, line: int, header: list[str], column: int | str) -> int:
     if isinstance(column, int):
         return column - 1
     if column not in header:
-        raise LoadError(f"{path}:{line}: no column {column!r} in the header"
-                        f"{did_you_mean(column, header)}")
+        same = [h for h in header if h.casefold() == column.casefold()]
+        hint = f" (did you mean {same[0]!r}?)" if same else did_you_mean(column, header)
+        raise LoadError(f"{path}:{line}: no column {column!r} in the header{hint}")
     return header.index(column)
 
 
