@@ -33,7 +33,6 @@ from kgdb.solve.rules import (
     ConceptKey,
     ConceptRef,
     Expr,
-    Literal,
     Not,
     Operand,
     Or,

@@ -116,6 +116,7 @@ def read_spec(spec_path: Path) -> RecordSpec:
         if kind not in TYPES:
             raise _spec_error(spec_path, f"{where}: type {kind!r} is not one of {', '.join(TYPES)}"
                                          f"{did_you_mean(str(kind), TYPES)}")
+        assert isinstance(column, (int, str))
         columns.append(ColumnSpec(column, prop, kind, _strings(spec_path, where, col.get("missing", []))))
     id_column = entity.get("id_column")
     if id_column is not None:
@@ -233,7 +234,7 @@ def _record(spec: RecordSpec, path: Path, line: int, row: list[str], indexes: li
     needed = max([*indexes, id_index if id_index is not None else -1]) + 1
     if len(row) < needed:
         raise LoadError(f"{path}:{line}: expected at least {needed} fields, found {len(row)}")
-    values = []
+    values: list[Any] = []
     for col, idx in zip(spec.columns, indexes, strict=True):
         text = row[idx].strip()
         if text == "" or text in spec.missing or text in col.missing:

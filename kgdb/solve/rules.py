@@ -27,7 +27,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
@@ -86,7 +86,7 @@ class Literal:
     span: Span = field(default=NO_SPAN, compare=False)
 
 
-Operand = Union[Property, Literal]
+Operand = Property | Literal
 
 
 @dataclass(frozen=True)
@@ -149,7 +149,7 @@ class SubRuleRef:
     span: Span = field(default=NO_SPAN, compare=False)
 
 
-Expr = Union[Compare, Truthy, And, Or, Not, ConceptRef, NameRef, SubRuleRef]
+Expr = Compare | Truthy | And | Or | Not | ConceptRef | NameRef | SubRuleRef
 
 
 @dataclass(frozen=True)
@@ -185,7 +185,7 @@ class Priority:
     span: Span = field(default=NO_SPAN, compare=False)
 
 
-Item = Union[Define, Priority, SubRule]
+Item = Define | Priority | SubRule
 
 
 @dataclass(frozen=True)
@@ -387,8 +387,9 @@ def _syntax_error(exc: UnexpectedInput, source: str, source_name: str) -> DslSyn
         message = f"unexpected {found}"
     elif isinstance(exc, UnexpectedCharacters):
         expected = _expected_labels(exc.allowed or ())
-        message = f"unexpected character {source[exc.pos_in_stream]!r}" \
-            if 0 <= exc.pos_in_stream < len(source) else "unexpected character"
+        pos = exc.pos_in_stream if exc.pos_in_stream is not None else -1
+        message = f"unexpected character {source[pos]!r}" if 0 <= pos < len(source) \
+            else "unexpected character"
     else:
         expected = _expected_labels(getattr(exc, "expected", ()) or ())
         message = "unexpected end of input"
