@@ -1,1 +1,3 @@
-"""Statement builders, one module per feature; Cypher text lives here and in kgdb/dialects/."""
+"""Every Cypher statement kgdb runs is built in this package (by feature) or in
+:mod:`kgdb.dialects` (what differs by engine). Builders return :class:`~kgdb.statement.Statement`.
+"""

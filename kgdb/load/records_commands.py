@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from kgdb.solve.rules_commands import kgdb_errors
+from kgdb.solve.rules_commands import graph_store, kgdb_errors
 
 
 @click.command("records")
@@ -17,18 +17,10 @@ from kgdb.solve.rules_commands import kgdb_errors
 @kgdb_errors
 def records_command(spec: Path, data_file: Path | None, batch_size: int) -> None:
     """Load the rows of a CSV file as nodes (MERGE on id; loading twice changes nothing)."""
-    from kgdb.engine import connect
     from kgdb.load.records import load_records, read_spec
 
     parsed = read_spec(spec)
-    with connect() as store:
+    with graph_store() as store:
         count = load_records(store, parsed, data_file, batch_size=batch_size)
     click.echo(f"loaded {count} :{parsed.label} records from {data_file or parsed.path}")
 
-
-@click.group("load")
-def load_group() -> None:
-    """Load data into the graph."""
-
-
-load_group.add_command(records_command)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -12,6 +13,7 @@ import click
 
 from kgdb.cypher import rules as cypher_rules
 from kgdb.dialects import Dialect, get_dialect
+from kgdb.engine.base import GraphStore
 from kgdb.errors import DslError, KgdbError
 from kgdb.solve.rules import Conclusion, RuleSet, evaluate, load_rules
 
@@ -30,6 +32,22 @@ def kgdb_errors(func: F) -> F:
         except KgdbError as exc:
             raise click.ClickException(str(exc)) from None
     return wrapper  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def graph_store() -> Iterator[GraphStore]:
+    """The store of the ``kgdb`` invocation (``--uri``/``--graph``), or one opened from the
+    environment when the command runs outside the ``kgdb`` group."""
+    from kgdb.cli import Context
+
+    shared = click.get_current_context().find_object(Context)
+    if shared is not None:
+        yield shared.store  # closed by the kgdb group
+        return
+    from kgdb.engine import connect
+
+    with connect() as store:
+        yield store
 
 
 def read_rules(path: Path) -> RuleSet:
@@ -98,11 +116,10 @@ def compile_command(file: Path, dialect_name: str, label: str | None, ruleset: s
 @kgdb_errors
 def apply_command(file: Path, label: str | None, ruleset: str | None) -> None:
     """Materialise FILE's conclusions as (node)-[:belongTo]->(:Concept) in the graph."""
-    from kgdb.engine import connect
     from kgdb.solve.rules_apply import apply_rules
 
     rules = read_rules(file)
-    with connect() as store:
+    with graph_store() as store:
         report = apply_rules(store, rules, label=label, ruleset=ruleset or file.stem)
     for description, rows in report.steps:
         click.echo(f"{description}: {rows}")
@@ -130,10 +147,9 @@ def eval_command(file: Path, facts_json: str, as_json: bool, local: bool, subjec
     if local:
         conclusions = evaluate(rules, facts)
     else:
-        from kgdb.engine import connect
         from kgdb.solve.rules_apply import ask
 
-        with connect() as store:
+        with graph_store() as store:
             conclusions = ask(store, rules, facts)
     if as_json:
         click.echo(json.dumps({"facts": facts,

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kgdb.load.records_commands import load_group
-from kgdb.solve.rules_commands import rules_group
+from kgdb.cli import cli
 
 pytestmark = pytest.mark.live
 
@@ -26,8 +25,13 @@ def cli_graph(store, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untype
     return store
 
 
+def kgdb(*args: str):  # type: ignore[no-untyped-def]
+    """``kgdb ARGS`` in-process."""
+    return CliRunner().invoke(cli, list(args))
+
+
 def run_eval(facts: dict, *extra: str):  # type: ignore[no-untyped-def]
-    return CliRunner().invoke(rules_group, ["eval", RULES, "--facts", json.dumps(facts), *extra])
+    return kgdb("rules", "eval", RULES, "--facts", json.dumps(facts), *extra)
 
 
 @pytest.mark.parametrize("local", [False, True])
@@ -65,7 +69,7 @@ def test_eval_text_output(cli_graph) -> None:  # type: ignore[no-untyped-def]
     ('{"SystolicPressure": [160]}', "'SystolicPressure' is a list"),
 ])
 def test_eval_bad_facts_exit_1(facts_arg: str, message: str) -> None:
-    result = CliRunner().invoke(rules_group, ["eval", RULES, "--facts", facts_arg, "--local"])
+    result = kgdb("rules", "eval", RULES, "--facts", facts_arg, "--local")
     assert result.exit_code == 1
     assert message in result.output and "Traceback" not in result.output
 
@@ -73,7 +77,7 @@ def test_eval_bad_facts_exit_1(facts_arg: str, message: str) -> None:
 def test_syntax_error_exit_1_with_position(tmp_path: Path) -> None:
     bad = tmp_path / "bad.rules"
     bad.write_text("Define (T/'x') {\n  a >= 140 OR\n}\n")
-    result = CliRunner().invoke(rules_group, ["compile", str(bad)])
+    result = kgdb("rules", "compile", str(bad))
     assert result.exit_code == 1
     assert f"{bad}:3:1: unexpected '}}'; expected" in result.output
     assert result.output.rstrip().endswith("}\n^")
@@ -82,7 +86,7 @@ def test_syntax_error_exit_1_with_position(tmp_path: Path) -> None:
 def test_semantic_error_exit_1(tmp_path: Path) -> None:
     bad = tmp_path / "cycle.rules"
     bad.write_text("Define (T/'a') { T/'b' }\nDefine (T/'b') { T/'a' }\n")
-    result = CliRunner().invoke(rules_group, ["eval", str(bad), "--facts", "{}", "--local"])
+    result = kgdb("rules", "eval", str(bad), "--facts", "{}", "--local")
     assert result.exit_code == 1
     assert f"{bad}:1:9: rules form a cycle: T/'a' -> T/'b' -> T/'a'" in result.output
 
@@ -90,13 +94,12 @@ def test_semantic_error_exit_1(tmp_path: Path) -> None:
 def test_compile_prints_cypher_for_both_dialects() -> None:
     for dialect, marker in [("neo4j", "MERGE (c:`Concept` {id: $concept_id})"),
                             ("falkordb", "WITH $facts AS n")]:
-        result = CliRunner().invoke(rules_group, ["compile", RULES, "--dialect", dialect,
-                                                  "--label", "Patient"])
+        result = kgdb("rules", "compile", RULES, "--dialect", dialect, "--label", "Patient")
         assert result.exit_code == 0, result.output
         assert marker in result.output and "// params: " in result.output
-    unknown = CliRunner().invoke(rules_group, ["compile", RULES, "--dialect", "neo4", "--label", "P"])
+    unknown = kgdb("rules", "compile", RULES, "--dialect", "neo4", "--label", "P")
     assert unknown.exit_code == 1 and "did you mean 'neo4j'" in unknown.output
-    no_label = CliRunner().invoke(rules_group, ["compile", RULES])
+    no_label = kgdb("rules", "compile", RULES)
     assert no_label.exit_code == 1 and "pass --label" in no_label.output
 
 
@@ -109,10 +112,10 @@ def test_load_and_apply_through_the_cli(cli_graph, tmp_path: Path) -> None:  # t
         '[entity]\nlabel = "Patient"\nid_column = "pid"\n'
         '[[columns]]\ncolumn = "sys"\nproperty = "SystolicPressure"\ntype = "float"\n'
         '[[columns]]\ncolumn = "dia"\nproperty = "DiastolicPressure"\ntype = "float"\n')
-    loaded = CliRunner().invoke(load_group, ["records", str(spec)])
+    loaded = kgdb("--graph", cli_graph.graph_name, "load", "records", str(spec))
     assert loaded.exit_code == 0, loaded.output
     assert "loaded 4 :Patient records" in loaded.output
-    applied = CliRunner().invoke(rules_group, ["apply", RULES, "--label", "Patient"])
+    applied = kgdb("--graph", cli_graph.graph_name, "rules", "apply", RULES, "--label", "Patient")
     assert applied.exit_code == 0, applied.output
     assert f"{G1}\t1\n{G2}\t1\n{HT}\t2\n" in applied.output
     rows = cli_graph.run("MATCH (p:Patient)-[:belongTo]->(c:Concept) RETURN p.id, c.id "
@@ -120,6 +123,6 @@ def test_load_and_apply_through_the_cli(cli_graph, tmp_path: Path) -> None:  # t
     assert rows == [["A", HT], ["A", G2], ["C", HT], ["C", G1]]
 
     data.write_text("pid,sys,dia\nA,160,95\nB,abc,85\n")
-    bad = CliRunner().invoke(load_group, ["records", str(spec)])
+    bad = kgdb("--graph", cli_graph.graph_name, "load", "records", str(spec))
     assert bad.exit_code == 1
     assert f"{data}:3: column sys (SystolicPressure): 'abc' is not a float" in bad.output
