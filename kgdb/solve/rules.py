@@ -346,7 +346,7 @@ class _ToAst(Transformer):
 _TERMINAL_LABELS = {
     "NAME": "a name", "BQ_NAME": "a `back-quoted` name", "SQ_STRING": "a 'quoted' name",
     "DQ_STRING": 'a "string"', "SIGNED_NUMBER": "a number", "TRUE": "true", "FALSE": "false",
-    "_OR": "OR", "_OR_SYM": "||", "_AND": "AND", "_AND_SYM": "&&", "_NOT": "NOT", "_NOT_SYM": "!",
+    "_OR": "OR", "_OR_SYM": "'||'", "_AND": "AND", "_AND_SYM": "'&&'", "_NOT": "NOT", "_NOT_SYM": "'!'",
     "DEFINE": "Define", "DEFINEPRIORITY": "DefinePriority", "$END": "end of input",
 }
 

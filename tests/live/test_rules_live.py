@@ -209,13 +209,23 @@ def expected_counts(values: list[float | None], g1: float, g2: float) -> dict[st
 
 
 def test_cleveland_grades_match_csv(store) -> None:  # type: ignore[no-untyped-def]
+    """Through the CLI: kgdb load records, kgdb rules apply, then a plain Cypher count."""
+    from click.testing import CliRunner
+
+    from kgdb.cli import cli
+
     path = shared_data("medical", "processed.cleveland.data")
     with path.open(newline="") as f:
         systolic = [None if row[3] == "?" else float(row[3]) for row in csv.reader(f) if row]
     assert len(systolic) == 303
-    loaded = load_records(store, read_spec(ROOT / "loaders/specs/cleveland.toml"), path)
-    assert loaded == 303
-    apply_rules(store, HYPERTENSION, label="Patient", ruleset="hypertension")
+    graph = ["--graph", store.graph_name]
+    loaded = CliRunner().invoke(cli, [*graph, "load", "records",
+                                      str(ROOT / "loaders/specs/cleveland.toml"), "--file", str(path)])
+    assert loaded.exit_code == 0, loaded.output
+    assert "loaded 303 :Patient records" in loaded.output
+    applied = CliRunner().invoke(cli, [*graph, "rules", "apply",
+                                       str(ROOT / "dsl/examples/hypertension.rules"), "--label", "Patient"])
+    assert applied.exit_code == 0, applied.output
     measured = counts(store)
     print("cleveland", measured)
     assert measured == expected_counts(systolic, 140, 160)

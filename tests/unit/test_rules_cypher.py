@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from kgdb.cypher.rules import evaluate_facts, materialise_statements
+from kgdb.cypher.rules import count_conclusions, evaluate_facts, materialise_statements
 from kgdb.dialects import get_dialect
 from kgdb.errors import DslSemanticError
+from kgdb.load.records import merge_records, read_spec
 from kgdb.solve.rules import load_rules
 from kgdb.solve.rules_commands import compiled_cypher
 from tests.support.neo4j_lint import format_diagnostics, lint_available, lint_queries
@@ -45,7 +46,11 @@ def test_neo4j_output_lints_clean() -> None:
     reason = lint_available()
     if reason:
         pytest.skip(reason)
+    neo4j = get_dialect("neo4j")
     texts = all_statements("neo4j")
+    texts.append(count_conclusions(neo4j, "Patient", "hasRisk").text)
+    texts += [merge_records(neo4j, read_spec(p)).text
+              for p in sorted((ROOT / "loaders" / "specs").glob("*.toml"))]
     for text, diagnostics in zip(texts, lint_queries(texts), strict=True):
         assert diagnostics == [], format_diagnostics(text, diagnostics)
 
@@ -83,3 +88,16 @@ def test_exported_hypertension_cypher_is_current(dialect: str) -> None:
     if os.environ.get("KGDB_UPDATE_GOLDENS") == "1":
         golden.write_text(expected)
     assert golden.read_text() == expected, f"{golden} is stale: KGDB_UPDATE_GOLDENS=1 to regenerate"
+
+
+def test_reference_examples_parse_and_cli_verbs_exist() -> None:
+    from kgdb.cli import cli
+
+    readme = (ROOT / "dsl" / "README.md").read_text()
+    section = readme[readme.index("## Rules"):]
+    block = section.split("```")[1]
+    assert "Define (DiseaseSeverity/'Grade 1 Hypertension')" in block
+    assert len(load_rules(block).rules) == 3
+    rules_cmd = cli.commands["rules"]
+    assert set(rules_cmd.commands) >= {"compile", "apply", "eval"}  # type: ignore[attr-defined]
+    assert "records" in cli.commands["load"].commands  # type: ignore[attr-defined]
