@@ -245,3 +245,20 @@ def test_pima_grades_match_csv(store) -> None:  # type: ignore[no-untyped-def]
     assert measured == expected_counts(diastolic, 90, 100)
     assert store.run("MATCH (p:Patient) WHERE p.DiastolicPressure IS NULL RETURN count(p)").value() \
         == sum(1 for v in diastolic if v is None)
+
+
+@pytest.mark.parametrize("stop_after", [1, 4, 8])
+def test_interrupted_apply_is_finished_by_running_again(store, stop_after: int) -> None:  # type: ignore[no-untyped-def]
+    """FalkorDB has no transactions: a run that stops after any statement is completed by the
+    next run, which ends in the same graph as an uninterrupted run."""
+    from kgdb.cypher.rules import materialise_statements
+
+    make_patients(store, [("a", 160, 95), ("b", 130, 85), ("c", 150, None)])
+    statements = materialise_statements(store.dialect, HYPERTENSION, label="Patient",
+                                        ruleset="h", evaluated_at="t0")
+    for _, statement in statements[:stop_after]:
+        store.run(statement)
+    apply_rules(store, HYPERTENSION, label="Patient", ruleset="h")
+    assert memberships(store) == {("a", G2), ("a", HT), ("c", G1), ("c", HT)}
+    assert store.run("MATCH (c:Concept) RETURN count(c)").value() == 3
+    assert store.run("MATCH ()-[r:belongTo]->() WHERE r.evaluatedAt = 't0' RETURN count(r)").value() == 0
