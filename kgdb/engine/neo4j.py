@@ -95,9 +95,7 @@ class Neo4jStore(GraphStore):
 
     def reset(self) -> None:
         while True:
-            deleted = self.run(
-                "MATCH (n) WITH n LIMIT 10000 DETACH DELETE n RETURN count(*) AS c",
-                write=True).value(0)
+            deleted = self.run(self.dialect.delete_some_nodes(), {"limit": 10000}).value(0)
             if not deleted:
                 break
         for info in self.indexes():
@@ -109,8 +107,7 @@ class Neo4jStore(GraphStore):
         self._driver.close()
 
     def server_info(self) -> dict[str, Any]:
-        info = self.run("CALL dbms.components() YIELD name, versions, edition "
-                        "RETURN name, versions, edition").single() or {}
+        info = self.run(self.dialect.components()).single() or {}
         return {"engine": "neo4j", "version": (info.get("versions") or [""])[0],
                 "edition": info.get("edition"), "address": self.address}
 
