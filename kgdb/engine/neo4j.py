@@ -23,6 +23,8 @@ from kgdb.statement import EngineCommand, Statement
 
 
 class Neo4jStore(GraphStore):
+    dialect: Neo4jDialect
+
     def __init__(self, uri: str, username: str, password: str | None, database: str | None,
                  *, timeout_s: float = 300.0, connect_timeout_s: float = 5.0) -> None:
         import neo4j

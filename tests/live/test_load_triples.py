@@ -61,7 +61,7 @@ def test_formats(store, embedder, tmp_path: Path, name: str, text: str, fmt: str
 
 
 def test_bad_line_fails_before_its_batch(store, embedder, tmp_path: Path) -> None:
-    lines = GOOD[:2] + ["Kismet|release_year"] + GOOD[2:]
+    lines = [*GOOD[:2], "Kismet|release_year", *GOOD[2:]]
     path = write(tmp_path, "bad.txt", lines)
     first_batch = write(tmp_path, "ok.txt", GOOD[:2])
     load_triples(store, embedder, first_batch, progress=False)

@@ -43,7 +43,7 @@ def test_slow_reply_times_out(scripted_llm, monkeypatch) -> None:
     monkeypatch.setenv("KGDB_LLM_TIMEOUT", "0.5")
     monkeypatch.setenv("KGDB_LLM_RETRIES", "0")
     scripted_llm.push({"content": "late", "delay": 2})
-    with pytest.raises(LlmError, match="did not answer within 0.5 s"):
+    with pytest.raises(LlmError, match=r"did not answer within 0\.5 s"):
         ChatClient().complete([{"role": "user", "content": "hi"}])
 
 
@@ -68,7 +68,7 @@ def test_unreachable_endpoint(monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     monkeypatch.setenv("KGDB_LLM_RETRIES", "0")
-    with pytest.raises(LlmError, match="cannot reach the LLM at http://127.0.0.1:9/v1"):
+    with pytest.raises(LlmError, match=r"cannot reach the LLM at http://127\.0\.0\.1:9/v1"):
         ChatClient().complete([{"role": "user", "content": "hi"}])
 
 
