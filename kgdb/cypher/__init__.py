@@ -1,0 +1,1 @@
+"""Cypher builders, one module per feature (logical_form, simgrag, rules...)."""
