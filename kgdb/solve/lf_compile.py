@@ -38,11 +38,11 @@ from kgdb.dsl.logical_form import (
     Step,
     SumStep,
 )
-from kgdb.errors import KgdbError
+from kgdb.errors import DslError, InvalidIdentifierError
 from kgdb.ir import Constraint, EdgeRef, NodeRef, Pattern, PatternError
 
 
-class CompileError(KgdbError):
+class CompileError(DslError):
     """A plan that parses and checks but cannot be compiled (names the step and the cause)."""
 
 
@@ -173,10 +173,11 @@ class StoreLinker:
         if missing and link is not None:
             for text, cands in link.link_relations(self.store, self.embedder, missing,
                                                    self.k).items():
+                # Candidate.id is the RelationType's name, i.e. the relationship type.
                 close = [c for c in cands if c.distance <= self.max_distance
-                         and str(c.name) in types]
+                         and str(c.id) in types]
                 if close:
-                    out[text] = (str(close[0].name),)
+                    out[text] = (str(close[0].id),)
         return out
 
     def types(self, names: Sequence[str]) -> dict[str, tuple[str, ...]]:
@@ -191,6 +192,16 @@ class StoreLinker:
                 out[name] = tuple(dict.fromkeys([key, *catalog[key]]))
             else:
                 out[name] = ()
+        link = self._link_module()
+        missing = [n for n in names if not out[n]]
+        if missing and link is not None and catalog:
+            for text, cands in link.link_types(self.store, self.embedder, missing,
+                                               self.k).items():
+                close = [c for c in cands if c.distance <= self.max_distance
+                         and str(c.id) in catalog]
+                if close:
+                    key = str(close[0].id)
+                    out[text] = tuple(dict.fromkeys([key, *catalog[key]]))
         return out
 
 
@@ -275,7 +286,10 @@ class CompiledPlan:
 
 def compile_plan(plan: Plan, dialect: Dialect, links: Links | None = None) -> CompiledPlan:
     """Phase 2: generate operations and Cypher for ``dialect`` (no database needed)."""
-    return _Compiler(plan, dialect, links).run()
+    try:
+        return _Compiler(plan, dialect, links).run()
+    except InvalidIdentifierError as exc:
+        raise CompileError(f"{plan.file}: {exc}") from None
 
 
 class _Compiler:
