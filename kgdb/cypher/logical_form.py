@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgdb.dialects.base import Dialect
-from kgdb.ir import Constraint, Pattern
+from kgdb.ir import Pattern
 from kgdb.statement import Statement
 
 ENTITY_LABEL = "Entity"
@@ -112,7 +112,8 @@ def match_pattern(dialect: Dialect, pattern: Pattern, links: dict[str, VarLinks]
         if not types:
             where.append(f"NOT type({r}) IN {add_param('structural', list(STRUCTURAL_RELATIONS))}")
         for i, c in enumerate(edge.constraints):
-            where.append(_condition(dialect, r, c, lambda v, i=i, r=r: add_param(f"{r}_c{i}", v)))
+            where.append(_condition(dialect, r, c.prop, c.op, c.value,
+                                    lambda v, i=i, r=r: add_param(f"{r}_c{i}", v)))
     for node in pattern.nodes:
         v = node_var[node.var]
         if v not in used_nodes:
@@ -128,14 +129,15 @@ def match_pattern(dialect: Dialect, pattern: Pattern, links: dict[str, VarLinks]
         if link.labels:
             where.append("(" + " OR ".join(f"{v}:{dialect.ident(lb)}" for lb in link.labels) + ")")
         for i, c in enumerate(node.constraints):
-            where.append(_condition(dialect, v, c, lambda val, i=i, v=v: add_param(f"{v}_c{i}", val)))
+            where.append(_condition(dialect, v, c.prop, c.op, c.value,
+                                    lambda val, i=i, v=v: add_param(f"{v}_c{i}", val)))
     # Relationship isomorphism (Neo4j's own semantics, stated so FalkorDB does the same):
     # two edges of one pattern are two different relationships, so "the other films of
     # Kismet's director" cannot come back as Kismet. Node variables may coincide.
     where += dialect.all_distinct(list(edge_var.values()))
     if tail.kind == "filter" and tail.var:
         fv = node_var[tail.var]
-        where.append(_condition(dialect, fv, Constraint(tail.prop or "name", tail.op, tail.value),
+        where.append(_condition(dialect, fv, tail.prop or "name", tail.op, tail.value,
                                 lambda val: add_param("filter_value", val)))
     lines = ["MATCH " + ", ".join(parts)]
     if where:
@@ -183,16 +185,18 @@ def _prop(dialect: Dialect, var: str, prop: str | None) -> str:
     return f"{var}.{dialect.ident(prop or 'name')}"
 
 
-def _condition(dialect: Dialect, var: str, c: Constraint, param: Any) -> str:
-    """``var.prop op $value``; numbers compare numerically (values may be stored as text)."""
-    expr = _prop(dialect, var, c.prop)
-    if isinstance(c.value, bool) or not isinstance(c.value, int | float):
-        if c.op == "in":
-            return f"{expr} IN {param(list(c.value) if isinstance(c.value, list | tuple) else [c.value])}"
-        if c.op == "contains":
-            return f"toLower(toString({expr})) CONTAINS toLower({param(str(c.value))})"
-        return f"{expr} {c.op} {param(c.value)}"
-    return f"toFloat({expr}) {c.op} {param(c.value)}"
+def _condition(dialect: Dialect, var: str, prop: str, op: str, value: Any, param: Any) -> str:
+    """``var.prop op $value``; numbers compare numerically (values may be stored as text).
+
+    ``op`` is a comparison of :data:`kgdb.ir.COMPARISON_OPERATORS` or, for Filter,
+    ``contains`` (case-insensitive substring).
+    """
+    expr = _prop(dialect, var, prop)
+    if op == "contains":
+        return f"toLower(toString({expr})) CONTAINS toLower({param(str(value))})"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return f"{expr} {op} {param(value)}"
+    return f"toFloat({expr}) {op} {param(value)}"
 
 
 # ------------------------------------------------------------------ linking look-ups

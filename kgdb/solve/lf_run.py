@@ -225,10 +225,10 @@ class Executor:
                 state.bind(step.result or f"_verify{op.steps[0]}",
                            [Value("true" if values else "false")])
                 trace.result[step.result or "verify"] = ["true" if values else "false"]
+            elif step.result:
+                state.bind(step.result, values)
             else:
                 state.bindings[target] = values
-                if step.result:
-                    state.bind(step.result, values)
                 trace.result[step.result or target] = [v.to_json() for v in values[:50]]
 
     def has_chunks(self) -> bool:
