@@ -21,6 +21,7 @@ ignored and a note in the trace says so.
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -219,7 +220,39 @@ def lexical_relation(phrase: str, types: Iterable[str]) -> tuple[str, ...]:
     if _squash(phrase) in squashed:
         return (squashed[_squash(phrase)],)
     close = difflib.get_close_matches(_squash(phrase), list(squashed), n=1, cutoff=0.75)
-    return (squashed[close[0]],) if close else ()
+    if close:
+        return (squashed[close[0]],)
+    return _shared_stem(phrase, types)
+
+
+_STOP_WORDS = {"has", "have", "had", "in", "by", "of", "the", "is", "a", "an", "to", "for",
+               "on", "at", "with", "was", "be"}
+
+
+def _words_of(text: str) -> list[str]:
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
+    return [w for w in re.split(r"[\s_\-]+", spaced.lower()) if w and w not in _STOP_WORDS]
+
+
+def _stem_match(a: str, b: str) -> bool:
+    common = len(os.path.commonprefix([a, b]))
+    return common >= 4 and common >= 0.6 * min(len(a), len(b))
+
+
+def _shared_stem(phrase: str, types: list[str]) -> tuple[str, ...]:
+    """Types sharing a word stem with the phrase (``director`` -> ``directed_by``,
+    ``actor`` -> ``starred_actors``); only an unambiguous best match counts."""
+    words = _words_of(phrase)
+    scored = []
+    for t in types:
+        hits = sum(1 for w in words if any(_stem_match(w, x) for x in _words_of(t)))
+        if hits:
+            scored.append((hits, difflib.SequenceMatcher(None, _squash(phrase),
+                                                         _squash(t)).ratio(), t))
+    scored.sort(reverse=True)
+    if not scored or (len(scored) > 1 and scored[0][0] == scored[1][0]):
+        return ()
+    return (scored[0][2],)
 
 
 class ExplicitLinker:

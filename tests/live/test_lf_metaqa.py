@@ -3,9 +3,7 @@ kb.txt says (expected sets computed here from kb.txt with plain Python)."""
 
 from __future__ import annotations
 
-import uuid
 from collections import defaultdict
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +11,7 @@ import pytest
 
 from tests.conftest import ROOT, shared_data
 from tests.support import metaqa_subset
+from tests.support.metaqa_subset import metaqa_graph  # noqa: F401  (fixture)
 
 EXAMPLES = ROOT / "dsl" / "examples"
 
@@ -39,19 +38,9 @@ def kb() -> KB:
     return KB(shared_data("metaqa", "kb.txt"))
 
 
-@pytest.fixture(scope="module")
-def metaqa(embedded_home: Path) -> Iterator[Any]:
-    from kgdb.config import Settings
-    from kgdb.engine import connect
-
-    triples = metaqa_subset.subset(metaqa_subset.read_kb(shared_data("metaqa", "kb.txt")))
-    store = connect(Settings.from_env(graph=f"lf_metaqa_{uuid.uuid4().hex[:8]}"))
-    metaqa_subset.load(store, triples)
-    try:
-        yield store
-    finally:
-        store.reset()
-        store.close()
+@pytest.fixture
+def metaqa(metaqa_graph: Any) -> Any:
+    return metaqa_graph
 
 
 def run_example(store: Any, name: str, **kw: Any) -> Any:

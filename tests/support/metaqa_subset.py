@@ -5,9 +5,13 @@ loaded, so chains that start from the seeds return what the full graph returns."
 
 from __future__ import annotations
 
+import uuid
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 SEED_MOVIES = ("Kismet", "Forrest Gump")
 SEED_PEOPLE = ("William Dieterle", "Robert Zemeckis", "Tom Hanks")
@@ -42,3 +46,20 @@ def load(store: Any, triples: list[tuple[str, str, str]]) -> None:
     for p, rows in by_type.items():
         store.run(f"UNWIND $rows AS row MATCH (a:Entity {{id: row.s}}), (b:Entity {{id: row.o}}) "
                   f"CREATE (a)-[:{d.ident(p)}]->(b)", {"rows": rows}, write=True)
+
+
+@pytest.fixture(scope="session")
+def metaqa_graph(embedded_home: Path) -> Iterator[Any]:
+    """The MetaQA subgraph on the embedded FalkorDB, loaded once per session (read-only)."""
+    from kgdb.config import Settings
+    from kgdb.engine import connect
+    from tests.conftest import shared_data
+
+    triples = subset(read_kb(shared_data("metaqa", "kb.txt")))
+    store = connect(Settings.from_env(graph=f"lf_metaqa_{uuid.uuid4().hex[:8]}"))
+    load(store, triples)
+    try:
+        yield store
+    finally:
+        store.reset()
+        store.close()

@@ -128,6 +128,14 @@ def test_lexical_relation_linking() -> None:
     assert lexical_relation("directed by", types) == ("directed_by",)
     assert lexical_relation("Release_Year", types) == ("release_year",)
     assert lexical_relation("spouse", types) == ()
+    metaqa = ["directed_by", "starred_actors", "written_by", "release_year", "in_language",
+              "has_genre", "has_tags", "has_imdb_rating", "has_imdb_votes"]
+    assert lexical_relation("director", metaqa) == ("directed_by",)
+    assert lexical_relation("actor", metaqa) == ("starred_actors",)
+    assert lexical_relation("writer", metaqa) == ("written_by",)
+    assert lexical_relation("releaseYear", metaqa) == ("release_year",)
+    assert lexical_relation("language", metaqa) == ("in_language",)
+    assert lexical_relation("imdb", metaqa) == ()  # ambiguous: rating or votes
 
 
 def test_hostile_names_stay_parameters_or_quoted() -> None:
