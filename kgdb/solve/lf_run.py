@@ -189,6 +189,11 @@ class Executor:
         records = result.records()
         trace.rows = len(records)
         if op.kind == "match":
+            if not records and op.fallback:
+                trace.notes.append("the joint pattern found nothing: its steps run one by one")
+                for sub in op.fallback:
+                    self._cypher(state, sub)
+                return
             if not records:
                 self._hybrid(state, op, trace)
                 return
