@@ -267,7 +267,7 @@ class CompareStep(Step):
 
 @dataclass(frozen=True)
 class FilterStep(Step):
-    left: Operand
+    left: Ref
     right: Operand
     op: str
     verify: bool = False
@@ -413,12 +413,15 @@ def _syntax_error(source: Source, normal: str, exc: UnexpectedInput, start: str,
                   base: int) -> DslSyntaxError:
     pos = getattr(exc, "pos_in_stream", None)
     if isinstance(exc, UnexpectedToken):
-        at_end = exc.token.type == "$END" or exc.token.start_pos is None
-        pos = len(normal.rstrip()) if at_end else exc.token.start_pos
+        token_pos = exc.token.start_pos
+        at_end = exc.token.type == "$END" or token_pos is None
+        pos = len(normal.rstrip()) if at_end or token_pos is None else int(token_pos)
         found = "the end" if at_end else repr(str(exc.token))
         expected = tuple(exc.expected)
     elif isinstance(exc, UnexpectedCharacters):
-        found = repr(normal[exc.pos_in_stream]) if exc.pos_in_stream < len(normal) else "the end"
+        char_pos = int(exc.pos_in_stream or 0)
+        pos = char_pos
+        found = repr(normal[char_pos]) if char_pos < len(normal) else "the end"
         expected = tuple(exc.allowed or ())
     elif isinstance(exc, UnexpectedEOF):
         pos = len(normal.rstrip())

@@ -21,7 +21,6 @@ ignored and a note in the trace says so.
 from __future__ import annotations
 
 import difflib
-import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -235,7 +234,8 @@ def _words_of(text: str) -> list[str]:
 
 
 def _stem_match(a: str, b: str) -> bool:
-    common = len(os.path.commonprefix([a, b]))
+    common = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
+                  min(len(a), len(b)))
     return common >= 4 and common >= 0.6 * min(len(a), len(b))
 
 
@@ -540,8 +540,7 @@ class _Compiler:
         else:
             assert isinstance(step, FilterStep) and isinstance(step.right, Literal)
             target = step.left.alias
-            op = step.op if step.op != "contains" else "contains"
-            tail = cy.Tail("filter", var=target, prop=step.left.prop, op=op,
+            tail = cy.Tail("filter", var=target, prop=step.left.prop, op=step.op,
                            value=step.right.value)
         pattern = self.component_of[target]
         links = {n.var: cy.VarLinks(bound=True) for n in pattern.nodes}

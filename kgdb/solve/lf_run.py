@@ -136,10 +136,10 @@ def _short_json(value: Any, limit: int = 400) -> str:
 
 
 def _trace_params(params: dict[str, Any]) -> dict[str, Any]:
-    out = {}
+    out: dict[str, Any] = {}
     for k, v in params.items():
         if isinstance(v, list) and len(v) > 20:
-            out[k] = v[:20] + [f"... {len(v) - 20} more"]
+            out[k] = [*v[:20], f"... {len(v) - 20} more"]
         elif k == "vector":
             out[k] = f"<{len(v)}-d vector>"
         else:
@@ -259,7 +259,7 @@ class Executor:
         for key, value in linked.items():
             if key.endswith("_ids") and isinstance(value, list):
                 ids += [str(v) for v in value]
-        for param, alias in op.bound.items():
+        for alias in op.bound.values():
             ids += [v.key for v in state.bindings.get(alias, [])]
         chunks: dict[str, str] = {}
         dialect = self.store.dialect
@@ -395,7 +395,7 @@ class Executor:
             score = max(numbers) if step.op == "max" else min(numbers)
             better = best is None or (score > best[0] if step.op == "max" else score < best[0])
             if better:
-                best = (score, [Value(ref.alias)] + values)
+                best = (score, [Value(ref.alias), *values])
         return best[1][:1] if best else []
 
     def _filter(self, state: _State, step: FilterStep) -> list[Value]:

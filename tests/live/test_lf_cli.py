@@ -12,7 +12,9 @@ from click.testing import CliRunner
 from kgdb.errors import DslSyntaxError
 from kgdb.solve.lf_commands import lf, lf_ask
 from tests.conftest import ROOT
-from tests.support.metaqa_subset import metaqa_graph  # noqa: F401  (fixture)
+from tests.support import metaqa_subset
+
+metaqa_graph = metaqa_subset.metaqa_graph  # the session fixture
 
 EXAMPLE = ROOT / "dsl" / "examples" / "sort_latest.lf"
 

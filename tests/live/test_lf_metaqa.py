@@ -11,7 +11,8 @@ import pytest
 
 from tests.conftest import ROOT, shared_data
 from tests.support import metaqa_subset
-from tests.support.metaqa_subset import metaqa_graph  # noqa: F401  (fixture)
+
+metaqa_graph = metaqa_subset.metaqa_graph  # the session fixture
 
 EXAMPLES = ROOT / "dsl" / "examples"
 

@@ -12,7 +12,9 @@ from kgdb.llm.client import ChatClient
 from kgdb.solve.lf_solver import solve_lf
 from tests.conftest import shared_data
 from tests.live.test_lf_metaqa import KB, other_movies_of_director
-from tests.support.metaqa_subset import metaqa_graph  # noqa: F401  (fixture)
+from tests.support import metaqa_subset
+
+metaqa_graph = metaqa_subset.metaqa_graph  # the session fixture
 
 PLAN = """```
 Step1: Who directed Kismet?

@@ -148,14 +148,19 @@ def test_syntax_error_inside_an_argument_points_into_it() -> None:
 
 @pytest.mark.parametrize(("text", "message", "position"), [
     ("Count(o1)", "alias 'o1' is used before it is bound", (1, 7)),
-    ("Retrieval(s=s1, p=p1:r, o=movie1)\nOutput(movei1)", "alias 'movei1' is used before it is bound (did you mean 'movie1'?)", (2, 8)),
+    ("Retrieval(s=s1, p=p1:r, o=movie1)\nOutput(movei1)",
+     "alias 'movei1' is used before it is bound (did you mean 'movie1'?)", (2, 8)),
     ("Retreival(s=s1, p=p1:r, o=o1)", "unknown function 'Retreival' (did you mean 'Retrieval'?)", (1, 1)),
     ("Retrieval(s=s1, p=p1:r)", "Retrieval needs the argument 'o'", (1, 1)),
-    ("Retrieval(s=s1, p=p1:r, o=o1)\nSort(set=o1, ordrby=o1)", "unknown argument 'ordrby' for Sort (did you mean 'orderby'?)", (2, 14)),
+    ("Retrieval(s=s1, p=p1:r, o=o1)\nSort(set=o1, ordrby=o1)",
+     "unknown argument 'ordrby' for Sort (did you mean 'orderby'?)", (2, 14)),
     ("Retrieval(s=s1, p=p1:r, o=o1)\nSort(set=o1, direction=up)", "direction must be min or max", (2, 24)),
-    ("Retrieval(s=s1, p=p1:r, o=o1)\nDeduce(left=o1, right=3, op=grater)", "unknown Deduce op 'grater' (did you mean 'greater'?)", (2, 29)),
-    ("Retrieval(s=s1, p=p1:r, o=o1)\nmath1 = Math(|o1| + zz)", "alias 'zz' is used before it is bound", (2, 21)),
-    ("Retrieval(s=s1, p=p1:r, o=o1)\nRetrieval(s=s2, p=p2:r, o=o1, x.year=3)", "constraint on 'x'", (2, 31)),
+    ("Retrieval(s=s1, p=p1:r, o=o1)\nDeduce(left=o1, right=3, op=grater)",
+     "unknown Deduce op 'grater' (did you mean 'greater'?)", (2, 29)),
+    ("Retrieval(s=s1, p=p1:r, o=o1)\nmath1 = Math(|o1| + zz)",
+     "alias 'zz' is used before it is bound", (2, 21)),
+    ("Retrieval(s=s1, p=p1:r, o=o1)\nRetrieval(s=s2, p=p2:r, o=o1, x.year=3)",
+     "constraint on 'x'", (2, 31)),
     ("Retrieval(s=s1, p=p1:r, o=s1)", "s and o are the same alias 's1'", (1, 27)),
 ])
 def test_semantic_errors(text: str, message: str, position: tuple[int, int]) -> None:
