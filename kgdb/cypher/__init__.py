@@ -1,1 +1,3 @@
-"""Cypher builders, one module per feature (logical_form, simgrag, rules...)."""
+"""Every Cypher statement kgdb runs is built in this package (by feature) or in
+:mod:`kgdb.dialects` (what differs by engine). Builders return :class:`~kgdb.statement.Statement`.
+"""
