@@ -74,3 +74,19 @@ class _Obj:
     def __init__(self, store: Any) -> None:
         self.store = store
         self.embedder = None
+
+
+def test_registered_in_kgdb_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from kgdb.cli import main
+
+    bad = tmp_path / "bad.lf"
+    bad.write_text("Step1: x\nAction1: Retreival(s=s1, p=p1:r, o=o1)\n")
+    with pytest.raises(SystemExit) as info:
+        main(["lf", "compile", str(bad)])
+    assert info.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"kgdb: error: {bad}:2:10: unknown function 'Retreival' "
+                          "(did you mean 'Retrieval'?)")
+    assert "Traceback" not in err
+    main(["lf", "compile", str(EXAMPLE), "--dialect", "falkordb"])
+    assert "MATCH" in capsys.readouterr().out
