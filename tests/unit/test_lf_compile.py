@@ -151,3 +151,14 @@ def test_unlinkable_identifier_is_a_dsl_error() -> None:
     with pytest.raises(CompileError) as info:
         compile_plan(plan, get_dialect("falkordb"))
     assert isinstance(info.value, DslError)
+
+
+def test_reference_lists_every_example_and_cli_verb() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "dsl" / "README.md").read_text()
+    assert "## Logical forms" in readme
+    for path in EXAMPLES:
+        assert f"`{path.name}`" in readme, path.name
+    from kgdb.solve.lf_commands import lf
+
+    for verb in ("compile", "run"):
+        assert f"kgdb lf {verb}" in readme and verb in lf.commands
