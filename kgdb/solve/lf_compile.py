@@ -496,6 +496,12 @@ class _Compiler:
 
     # -- other steps -------------------------------------------------------------------
     def other(self, index: int, step: Step) -> None:
+        if isinstance(step, SortStep) and step.orderby and \
+                {step.set.alias, step.orderby.alias} <= self.graph_aliases and \
+                self.component_of[step.set.alias] is not self.component_of[step.orderby.alias]:
+            raise self.error(step, f"orderby={step.orderby.alias} is not connected to "
+                                   f"set={step.set.alias}: both must come from Retrievals "
+                                   "that share aliases, so each value has its sort key")
         if isinstance(step, SortStep | CountStep | SumStep | FilterStep) and \
                 self.on_graph(step):
             self.aggregate_op(index, step)

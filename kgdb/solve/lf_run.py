@@ -370,7 +370,8 @@ class Executor:
         values = state.values(step.set)
         keys = state.values(step.orderby) if step.orderby else values
         if step.orderby and len(keys) != len(values):
-            keys = values
+            raise MathError(f"Sort: {step.set.alias} has {len(values)} values but "
+                            f"{step.orderby.alias} has {len(keys)}; they cannot be paired")
 
         def key(pair: tuple[Value, Value]) -> tuple[int, float, str]:
             try:

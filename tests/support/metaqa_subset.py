@@ -49,8 +49,14 @@ def load(store: Any, triples: list[tuple[str, str, str]]) -> None:
 
 
 @pytest.fixture(scope="session")
-def metaqa_graph(embedded_home: Path) -> Iterator[Any]:
-    """The MetaQA subgraph on the embedded FalkorDB, loaded once per session (read-only)."""
+def metaqa_graph(request: pytest.FixtureRequest, embedded_home: Path) -> Iterator[Any]:
+    """MetaQA on the embedded FalkorDB, read-only: the full graph (the ``metaqa_store``
+    session fixture) when the test suite has it, else this module's subgraph."""
+    try:
+        yield request.getfixturevalue("metaqa_store")
+        return
+    except pytest.FixtureLookupError:
+        pass
     from kgdb.config import Settings
     from kgdb.engine import connect
     from tests.conftest import shared_data

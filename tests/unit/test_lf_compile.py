@@ -162,3 +162,10 @@ def test_reference_lists_every_example_and_cli_verb() -> None:
 
     for verb in ("compile", "run"):
         assert f"kgdb lf {verb}" in readme and verb in lf.commands
+
+
+def test_sort_by_an_unconnected_alias_is_an_error() -> None:
+    plan = parse_plan("Retrieval(s=s1[a], p=p1:r, o=o1)\nCount(o1)->n\n"
+                      "Retrieval(s=s2[b], p=p2:r, o=o2)\nSort(set=o1, orderby=o2)", "s.lf")
+    with pytest.raises(CompileError, match=r"s.lf:4:1: Sort: orderby=o2 is not connected"):
+        compile_plan(plan, get_dialect("neo4j"))
