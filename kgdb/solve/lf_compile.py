@@ -128,7 +128,7 @@ class StoreLinker:
 
     def _link_module(self) -> Any:
         try:
-            from kgdb import link  # type: ignore[attr-defined]
+            from kgdb import link
         except ImportError:
             return None
         return link if self.embedder is not None else None
