@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from kgdb.cypher import logical_form as cy
 from kgdb.dialects import get_dialect
 from kgdb.dsl.logical_form import parse_plan
 from kgdb.errors import DslError
@@ -52,8 +53,15 @@ def all_statements() -> list[str]:
         texts += [op.query.statement.text
                   for op in compile_plan(plan, get_dialect("neo4j")).statements()]
     plan = parse_plan(PAPER)
-    texts += [op.query.statement.text for op in
-              compile_plan(plan, get_dialect("neo4j"), link_plan(plan, LINKS)).statements()]
+    compiled = compile_plan(plan, get_dialect("neo4j"), link_plan(plan, LINKS))
+    texts += [op.query.statement.text for op in compiled.statements()]
+    texts += [sub.query.statement.text for op in compiled.statements() for sub in op.fallback]
+    assert any(op.fallback for op in compiled.statements())
+    d = get_dialect("neo4j")
+    texts += [s.text for s in (
+        cy.find_entities_by_name(d), cy.find_entities_exact(d), cy.list_relationship_types(),
+        cy.list_entity_types(), cy.count_chunks(d), cy.chunks_of_entities(d),
+        cy.nearest_chunks(d))]
     return texts
 
 
