@@ -72,6 +72,25 @@ def _llm_or_none() -> Any:
     return ChatClient(settings)
 
 
+def render_compiled(compiled: Any) -> str:
+    """The text ``kgdb lf compile`` prints: notes, then each operation's Cypher and params."""
+    from kgdb.solve.lf_compile import CypherOp
+
+    lines = [f"// note: {note}" for note in compiled.notes]
+    for op in compiled.ops:
+        steps = ", ".join(str(i + 1) for i in op.steps)
+        if isinstance(op, CypherOp):
+            lines.append(f"// steps {steps}: {op.kind} (Cypher)")
+            lines.append(op.query.statement.text + ";")
+            params = dict(op.query.statement.params)
+            for param, alias in op.bound.items():
+                params[param] = f"<ids bound to {alias} at run time>"
+            lines.append(f"// params: {json.dumps(params, ensure_ascii=False, default=str)}")
+        else:
+            lines.append(f"// steps {steps}: {op.kind} (Python: {op.reason})")
+    return "\n".join(lines)
+
+
 @click.group("lf")
 def lf() -> None:
     """Logical forms (KAG): compile plans to Cypher and run them."""
@@ -115,19 +134,7 @@ def lf_compile(ctx: click.Context, file: Path, dialect_name: str, use_link: bool
             ],
         })
         return
-    for note in compiled.notes:
-        click.echo(f"// note: {note}")
-    for op in compiled.ops:
-        steps = ", ".join(str(i + 1) for i in op.steps)
-        if isinstance(op, CypherOp):
-            click.echo(f"// steps {steps}: {op.kind} (Cypher)")
-            click.echo(op.query.statement.text + ";")
-            params = dict(op.query.statement.params)
-            for param, alias in op.bound.items():
-                params[param] = f"<ids bound to {alias} at run time>"
-            click.echo(f"// params: {json.dumps(params, ensure_ascii=False, default=str)}")
-        else:
-            click.echo(f"// steps {steps}: {op.kind} (Python: {op.reason})")
+    click.echo(render_compiled(compiled))
 
 
 @lf.command("run")

@@ -188,6 +188,9 @@ class Executor:
         result = self.store.run(statement)
         records = result.records()
         trace.rows = len(records)
+        if op.kind == "match" and len(records) >= cy.MAX_ROWS:
+            trace.notes.append(f"the pattern has more than {cy.MAX_ROWS} matches; only the "
+                               f"first {cy.MAX_ROWS} are used")
         if op.kind == "match":
             if not records and op.fallback:
                 trace.notes.append("the joint pattern found nothing: its steps run one by one")
