@@ -666,7 +666,7 @@ class _Builder:
         function = FUNCTIONS.get(written.lower())
         if function is None:
             raise self.error(f"unknown function {written!r}"
-                             f"{did_you_mean(written, sorted(set(_CANONICAL.values())))}",
+                             f"{did_you_mean(written, FUNCTION_NAMES)}",
                              call.span)
         named: dict[str, RawArg] = {}
         positional: list[RawArg] = []
@@ -867,8 +867,9 @@ def _math_step(self: _Builder, call: RawCall, named: dict[str, RawArg],
                     text=expr_arg.text if expr_arg is not None else "")
 
 
-_CANONICAL = {k: k for k in ("Retrieval", "Sort", "Count", "Sum", "Compare", "Filter",
-                             "Verify", "Math", "Deduce", "Output", "get_spo", "get")}
+FUNCTION_NAMES = ("Retrieval", "Sort", "Count", "Sum", "Compare", "Filter", "Verify", "Math",
+                  "Deduce", "Output", "get_spo", "retriever", "get")
+"""Function names as the reference writes them (for did-you-mean)."""
 
 
 def _words(tree: Tree) -> str:

@@ -487,10 +487,9 @@ class _State:
         self.last_bound = alias
 
     def values(self, ref: Ref) -> list[Value]:
-        values = self.bindings.get(ref.alias, [])
-        if ref.prop and ref.prop not in ("name", "value", "id"):
-            return values
-        return values
+        # A property reference (o1.year) is read by the Cypher an aggregate compiles to;
+        # steps that run in Python see the alias's bound values.
+        return self.bindings.get(ref.alias, [])
 
     def operand(self, operand: Operand | None) -> list[Value]:
         if operand is None:

@@ -73,3 +73,28 @@ def test_mutated_examples(example: str, data: st.DataObject) -> None:
 def test_deep_nesting_is_an_error_not_a_crash() -> None:
     check("Retrieval(s=s1, p=p1:r, o=o1)\nx = Math(" + "(" * 5000 + "1" + ")" * 5000 + ")")
     check("Output(" + "[" * 3000 + "o1" + "]" * 3000 + ")")
+
+
+MATH_TOKENS = ["1", "2.5", "0", "1e308", "o1", "n", "+", "-", "*", "/", "^", "(", ")", "|",
+               "\\sum ", "\\frac{", "}{", "}", "count(", "max(", "round(", ",", " "]
+
+
+@FUZZ
+@given(st.lists(st.sampled_from(MATH_TOKENS), min_size=1, max_size=30).map("".join))
+def test_math_expressions_fail_only_with_kgdb_errors(expr: str) -> None:
+    from kgdb.dsl.logical_form import MathStep
+    from kgdb.errors import KgdbError
+    from kgdb.solve.lf_math import evaluate
+
+    try:
+        plan = parse_plan(f"Retrieval(s=s1, p=p1:r, o=o1)\nn = Math(2)\nx = Math({expr})")
+    except DslError:
+        return
+    step = plan.steps[-1]
+    assert isinstance(step, MathStep) and step.expr is not None
+    bound = {"o1": ["3", "4"], "n": ["2"]}
+    try:
+        value = evaluate(step.expr, lambda a: bound[a])
+    except KgdbError:
+        return
+    assert value == value and abs(value) <= 1e100  # finite, bounded
