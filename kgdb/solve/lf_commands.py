@@ -151,7 +151,7 @@ def lf_run(ctx: click.Context, file: Path, no_link: bool, as_json: bool) -> None
     plan = parse_plan(_read(file), str(file))
     runtime = _Runtime(ctx)
     try:
-        embedder = runtime.embedder if _has_chunk_or_link_need() else None
+        embedder = runtime.embedder  # loads the model only if linking or chunk search embeds
         executor = Executor(runtime.store,
                             linker=None if no_link else StoreLinker(runtime.store, embedder),
                             embedder=embedder, llm=_llm_or_none())
@@ -162,13 +162,6 @@ def lf_run(ctx: click.Context, file: Path, no_link: bool, as_json: bool) -> None
         _echo_json(result.to_json())
     else:
         click.echo(result.render())
-
-
-def _has_chunk_or_link_need() -> bool:
-    """Load the embedding model only when linking by meaning or chunk search can use it."""
-    import importlib.util
-
-    return importlib.util.find_spec("kgdb.link") is not None
 
 
 @click.command("ask")
