@@ -239,6 +239,12 @@ def list_entity_types() -> Statement:
     )
 
 
+def count_labelled_entities(dialect: Dialect, label: str) -> Statement:
+    """How many entities carry ``label`` (a type hint only applies when some do)."""
+    return Statement(f"MATCH (n:{dialect.ident(ENTITY_LABEL)}:{dialect.ident(label)}) "
+                     "RETURN count(n) AS entities")
+
+
 # ------------------------------------------------------------------ hybrid retrieval
 
 def count_chunks(dialect: Dialect) -> Statement:

@@ -14,8 +14,9 @@ the compiled plan says so in its notes.
 
 Types: the base schema labels instances ``(:Entity:<EntityType>)``. A type hint becomes a
 label condition only when linking finds an ``EntityType`` of that name (or one reached
-through ``isA``/``contains``); otherwise, as on MetaQA whose graph has no types, it is
-ignored and a note in the trace says so.
+through ``isA``/``contains``) that labels at least one entity; otherwise - as on MetaQA,
+whose schema has a type catalog but whose instances carry no type labels - it is ignored
+and a note in the trace says so.
 """
 
 from __future__ import annotations
@@ -97,7 +98,7 @@ def link_plan(plan: Plan, linker: Linker) -> Links:
     notes = []
     for t in types:
         if not linked_types.get(t):
-            notes.append(f"type {t!r} is not a type of this graph; it is ignored")
+            notes.append(f"type {t!r} labels no entity in this graph; it is ignored")
     for n in names:
         if not entities.get(n):
             notes.append(f"no entity named {n!r} was found")
@@ -181,6 +182,18 @@ class StoreLinker:
         return out
 
     def types(self, names: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        found = self._catalog_types(names)
+        labelled: dict[str, bool] = {}
+        out: dict[str, tuple[str, ...]] = {}
+        for name, labels in found.items():
+            for label in labels:
+                if label not in labelled:
+                    stmt = cy.count_labelled_entities(self.store.dialect, label)
+                    labelled[label] = bool(self.store.run(stmt).value(0))
+            out[name] = tuple(lb for lb in labels if labelled[lb])
+        return out
+
+    def _catalog_types(self, names: Sequence[str]) -> dict[str, tuple[str, ...]]:
         rows = self.store.run(cy.list_entity_types()).records()
         catalog = {str(r["name"]): [str(x) for x in (r["narrower"] or []) + (r["contained"] or [])
                                     if x] for r in rows}

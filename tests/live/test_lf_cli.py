@@ -12,9 +12,6 @@ from click.testing import CliRunner
 from kgdb.errors import DslSyntaxError
 from kgdb.solve.lf_commands import lf, lf_ask
 from tests.conftest import ROOT
-from tests.support import metaqa_subset
-
-metaqa_graph = metaqa_subset.metaqa_graph  # the session fixture
 
 EXAMPLE = ROOT / "dsl" / "examples" / "sort_latest.lf"
 
@@ -45,8 +42,8 @@ def test_compile_errors_are_kgdb_errors(tmp_path: Path) -> None:
     assert out.exit_code == 1 and "cannot read" in str(out.exception)
 
 
-def test_run_prints_cypher_and_results(metaqa_graph: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KGDB_GRAPH", metaqa_graph.graph_name)
+def test_run_prints_cypher_and_results(metaqa_store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KGDB_GRAPH", metaqa_store.graph_name)
     out = CliRunner().invoke(lf, ["run", str(EXAMPLE)])
     assert out.exit_code == 0, out.output
     assert "-- step 1:Retrieval, 2:Retrieval [cypher]" in out.output
@@ -57,12 +54,12 @@ def test_run_prints_cypher_and_results(metaqa_graph: Any, monkeypatch: pytest.Mo
     assert data["trace"][1]["kind"] == "sort" and "LIMIT $limit" in data["trace"][1]["cypher"]
 
 
-def test_ask(metaqa_graph: Any, scripted_llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KGDB_GRAPH", metaqa_graph.graph_name)
+def test_ask(metaqa_store: Any, scripted_llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KGDB_GRAPH", metaqa_store.graph_name)
     scripted_llm.push("Retrieval(s=s1:Movie[Kismet], p=p1:directed_by, o=o1)\nOutput(o1)",
                       "ANSWER: William Dieterle")
     out = CliRunner().invoke(lf_ask, ["Who directed Kismet?", "--json"],
-                             obj=_Obj(metaqa_graph))
+                             obj=_Obj(metaqa_store))
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
     assert data["answer"] == "William Dieterle" and data["solver"] == "lf"

@@ -11,7 +11,7 @@ from kgdb.load.triples import load_triples
 from kgdb.solve.lf_compile import StoreLinker
 from kgdb.solve.lf_run import Executor
 from tests.conftest import shared_data
-from tests.support.metaqa_subset import read_kb
+from tests.support.metaqa import read_kb
 
 MOVIES = ("Kismet", "Forrest Gump", "Juarez", "Cast Away")
 

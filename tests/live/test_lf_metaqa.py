@@ -1,4 +1,4 @@
-"""Every dsl/examples/*.lf runs on the embedded FalkorDB over MetaQA data and returns what
+"""Every dsl/examples/*.lf runs on the embedded FalkorDB over the full MetaQA graph and returns what
 kb.txt says (expected sets computed here from kb.txt with plain Python)."""
 
 from __future__ import annotations
@@ -10,9 +10,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT, shared_data
-from tests.support import metaqa_subset
-
-metaqa_graph = metaqa_subset.metaqa_graph  # the session fixture
+from tests.support.metaqa import read_kb
 
 EXAMPLES = ROOT / "dsl" / "examples"
 
@@ -23,7 +21,7 @@ class KB:
     def __init__(self, path: Path) -> None:
         self.out: dict[tuple[str, str], set[str]] = defaultdict(set)
         self.inc: dict[tuple[str, str], set[str]] = defaultdict(set)
-        for s, p, o in metaqa_subset.read_kb(path):
+        for s, p, o in read_kb(path):
             self.out[(s, p)].add(o)
             self.inc[(o, p)].add(s)
 
@@ -39,11 +37,6 @@ def kb() -> KB:
     return KB(shared_data("metaqa", "kb.txt"))
 
 
-@pytest.fixture
-def metaqa(metaqa_graph: Any) -> Any:
-    return metaqa_graph
-
-
 def run_example(store: Any, name: str, **kw: Any) -> Any:
     from kgdb.solve.lf_compile import StoreLinker
     from kgdb.solve.lf_run import Executor
@@ -57,8 +50,8 @@ def texts(result: Any, alias: str) -> set[str]:
     return {v.text for v in result.outputs[alias]}
 
 
-def test_one_hop(metaqa: Any, kb: KB) -> None:
-    result = run_example(metaqa, "one_hop_director.lf")
+def test_one_hop(metaqa_store: Any, kb: KB) -> None:
+    result = run_example(metaqa_store, "one_hop_director.lf")
     assert texts(result, "o1") == kb.objects("Kismet", "directed_by") == {"William Dieterle"}
 
 
@@ -67,8 +60,8 @@ def other_movies_of_director(kb: KB, movie: str) -> set[str]:
             if m != movie}
 
 
-def test_two_hop(metaqa: Any, kb: KB) -> None:
-    result = run_example(metaqa, "two_hop_same_director.lf")
+def test_two_hop(metaqa_store: Any, kb: KB) -> None:
+    result = run_example(metaqa_store, "two_hop_same_director.lf")
     expected = other_movies_of_director(kb, "Kismet")
     assert len(expected) > 5
     assert texts(result, "s2") == expected
@@ -76,24 +69,24 @@ def test_two_hop(metaqa: Any, kb: KB) -> None:
     assert [op.kind for op in result.compiled.ops] == ["match", "output"]
 
 
-def test_three_hop(metaqa: Any, kb: KB) -> None:
-    result = run_example(metaqa, "three_hop_actors.lf")
+def test_three_hop(metaqa_store: Any, kb: KB) -> None:
+    result = run_example(metaqa_store, "three_hop_actors.lf")
     expected = {a for m in other_movies_of_director(kb, "Kismet")
                 for a in kb.objects(m, "starred_actors")}
     assert len(expected) > 10
     assert texts(result, "o3") == expected
 
 
-def test_constraint_release_year(metaqa: Any, kb: KB) -> None:
-    result = run_example(metaqa, "constraint_release_year.lf")
+def test_constraint_release_year(metaqa_store: Any, kb: KB) -> None:
+    result = run_example(metaqa_store, "constraint_release_year.lf")
     expected = {m for m in kb.subjects("Tom Hanks", "starred_actors")
                 if any(float(y) > 2000 for y in kb.objects(m, "release_year"))}
     assert 3 < len(expected) < len(kb.subjects("Tom Hanks", "starred_actors"))
     assert texts(result, "s1") == expected
 
 
-def test_constraint_rating(metaqa: Any, kb: KB) -> None:
-    result = run_example(metaqa, "constraint_rating.lf")
+def test_constraint_rating(metaqa_store: Any, kb: KB) -> None:
+    result = run_example(metaqa_store, "constraint_rating.lf")
     expected = {m for m in kb.subjects("Tom Hanks", "starred_actors")
                 if "good" in kb.objects(m, "has_imdb_rating")
                 and any(float(y) != 1990 for y in kb.objects(m, "release_year"))}
@@ -101,16 +94,16 @@ def test_constraint_rating(metaqa: Any, kb: KB) -> None:
     assert texts(result, "s1") == expected
 
 
-def test_constraint_votes(metaqa: Any, kb: KB) -> None:
-    result = run_example(metaqa, "constraint_votes.lf")
+def test_constraint_votes(metaqa_store: Any, kb: KB) -> None:
+    result = run_example(metaqa_store, "constraint_votes.lf")
     expected = {m for m in kb.subjects("Robert Zemeckis", "directed_by")
                 if "famous" in kb.objects(m, "has_imdb_votes")}
     assert len(expected) >= 2
     assert texts(result, "s1") == expected
 
 
-def test_sort_latest(metaqa: Any, kb: KB) -> None:
-    result = run_example(metaqa, "sort_latest.lf")
+def test_sort_latest(metaqa_store: Any, kb: KB) -> None:
+    result = run_example(metaqa_store, "sort_latest.lf")
     movies = kb.subjects("Robert Zemeckis", "directed_by")
     year = {m: max(float(y) for y in kb.objects(m, "release_year"))
             for m in movies if kb.objects(m, "release_year")}
@@ -121,8 +114,8 @@ def test_sort_latest(metaqa: Any, kb: KB) -> None:
     assert "ORDER BY" in result.trace[1].cypher and "LIMIT $limit" in result.trace[1].cypher
 
 
-def test_count_math(metaqa: Any, kb: KB) -> None:
-    result = run_example(metaqa, "count_math.lf")
+def test_count_math(metaqa_store: Any, kb: KB) -> None:
+    result = run_example(metaqa_store, "count_math.lf")
     n = len(kb.subjects("Tom Hanks", "starred_actors"))
     assert texts(result, "nums") == {str(n)}
     assert texts(result, "math1") == {str(n - 30)}
@@ -131,8 +124,8 @@ def test_count_math(metaqa: Any, kb: KB) -> None:
     assert "count(DISTINCT" in result.trace[1].cypher
 
 
-def test_deduce_greater(metaqa: Any, kb: KB) -> None:
-    result = run_example(metaqa, "deduce_greater.lf")
+def test_deduce_greater(metaqa_store: Any, kb: KB) -> None:
+    result = run_example(metaqa_store, "deduce_greater.lf")
     y1 = float(next(iter(kb.objects("Forrest Gump", "release_year"))))
     y2 = float(next(iter(kb.objects("Kismet", "release_year"))))
     assert texts(result, "later") == {"true" if y1 > y2 else "false"}

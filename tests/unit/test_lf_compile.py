@@ -60,7 +60,8 @@ def all_statements() -> list[str]:
     d = get_dialect("neo4j")
     texts += [s.text for s in (
         cy.find_entities_by_name(d), cy.find_entities_exact(d), cy.list_relationship_types(),
-        cy.list_entity_types(), cy.count_chunks(d), cy.chunks_of_entities(d),
+        cy.list_entity_types(), cy.count_labelled_entities(d, "Political Party"),
+        cy.count_chunks(d), cy.chunks_of_entities(d),
         cy.nearest_chunks(d))]
     return texts
 
@@ -103,7 +104,7 @@ def test_shared_aliases_make_one_pattern_and_one_statement() -> None:
 def test_linked_names_constraints_and_aggregates() -> None:
     plan = parse_plan(PAPER)
     links = link_plan(plan, LINKS)
-    assert any("'SportsTeam' is not a type of this graph" in n for n in links.notes)
+    assert any("'SportsTeam' labels no entity in this graph" in n for n in links.notes)
     compiled = compile_plan(plan, get_dialect("neo4j"), links)
     kinds = [op.kind for op in compiled.ops]
     assert kinds == ["match", "sort", "count", "sum", "filter", "filter", "compare", "output"]
