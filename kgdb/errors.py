@@ -86,35 +86,35 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+def _caret_context(source_line: str, column: int) -> str:
+    """The source line and a caret under ``column`` (1-based), tabs kept so the caret lines up."""
+    pad = "".join(ch if ch == "\t" else " " for ch in source_line[: max(column - 1, 0)])
+    return f"{source_line}\n{pad}^"
+
+
 class DslSyntaxError(DslError):
-    """A program that does not parse: where (line, column), the source line with a caret, and
-    what the parser expected there.
+    """A program that does not parse: ``FILE:LINE:COLUMN: message``, the line, and a caret."""
 
-    The message reads ``FILE:LINE:COLUMN: message`` then the source line and a caret line.
-    """
-
-    def __init__(self, message: str, *, line: int, column: int, context: str = "",
-                 expected: tuple[str, ...] = (), source_name: str = "<rules>") -> None:
+    def __init__(self, message: str, *, line: int, column: int, source_line: str = "",
+                 expected: Iterable[str] = (), file: str = "<input>") -> None:
         self.line = line
         self.column = column
-        self.context = context
-        self.expected = tuple(expected)
-        self.source_name = source_name
+        self.file = file
+        self.expected = tuple(sorted(set(expected)))
+        self.context = _caret_context(source_line, column)
         self.reason = message
-        text = f"{source_name}:{line}:{column}: {message}"
-        super().__init__(f"{text}\n{context}" if context else text)
+        super().__init__(f"{file}:{line}:{column}: {message}\n{self.context}")
 
 
 class DslSemanticError(DslError):
-    """A program that parses but means nothing: an unknown concept or sub-rule, a cycle, a
-    priority naming an unknown concept. Carries the position of the offending name."""
+    """A program that parses but means nothing (unbound alias, unknown function...), with its place."""
 
-    def __init__(self, message: str, *, line: int, column: int, context: str = "",
-                 source_name: str = "<rules>") -> None:
+    def __init__(self, message: str, *, line: int, column: int, source_line: str = "",
+                 file: str = "<input>") -> None:
         self.line = line
         self.column = column
-        self.context = context
-        self.source_name = source_name
+        self.file = file
+        self.expected: tuple[str, ...] = ()
+        self.context = _caret_context(source_line, column)
         self.reason = message
-        text = f"{source_name}:{line}:{column}: {message}"
-        super().__init__(f"{text}\n{context}" if context else text)
+        super().__init__(f"{file}:{line}:{column}: {message}\n{self.context}")

