@@ -119,7 +119,7 @@ def rule_texts(draw: st.DrawFn) -> str:
     return "\n".join(lines)
 
 
-@settings(max_examples=120, deadline=None,
+@settings(max_examples=100, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(text=rule_texts(), facts=st.dictionaries(st.sampled_from(PROPS), st.one_of(st.none(), VALUES)))
 def test_cypher_agrees_with_python_reference(store, text: str, facts: dict) -> None:  # type: ignore[no-untyped-def]
