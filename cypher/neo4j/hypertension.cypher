@@ -5,7 +5,9 @@
 // -- 1. concept node DiseaseSeverity/'Grade 1 Hypertension'
 // params: {"concept_id": "DiseaseSeverity/Grade 1 Hypertension", "concept_name": "Grade 1 Hypertension", "created_by": "kgdb rules"}
 MERGE (c:`Concept` {id: $concept_id})
-ON CREATE SET c.name = $concept_name, c.createdBy = $created_by
+ON CREATE SET c.name = $concept_name, c.createdBy = $created_by, c:`DiseaseSeverity`
+WITH c
+WHERE NOT c:`DiseaseSeverity`
 SET c:`DiseaseSeverity`;
 
 // -- 2. remove stale conclusions of DiseaseSeverity/'Grade 1 Hypertension'
@@ -28,7 +30,9 @@ RETURN count(r) AS conclusions;
 // -- 4. concept node DiseaseSeverity/'Grade 2 Hypertension'
 // params: {"concept_id": "DiseaseSeverity/Grade 2 Hypertension", "concept_name": "Grade 2 Hypertension", "created_by": "kgdb rules"}
 MERGE (c:`Concept` {id: $concept_id})
-ON CREATE SET c.name = $concept_name, c.createdBy = $created_by
+ON CREATE SET c.name = $concept_name, c.createdBy = $created_by, c:`DiseaseSeverity`
+WITH c
+WHERE NOT c:`DiseaseSeverity`
 SET c:`DiseaseSeverity`;
 
 // -- 5. remove stale conclusions of DiseaseSeverity/'Grade 2 Hypertension'
@@ -51,7 +55,9 @@ RETURN count(r) AS conclusions;
 // -- 7. concept node Disease/'Hypertension'
 // params: {"concept_id": "Disease/Hypertension", "concept_name": "Hypertension", "created_by": "kgdb rules"}
 MERGE (c:`Concept` {id: $concept_id})
-ON CREATE SET c.name = $concept_name, c.createdBy = $created_by
+ON CREATE SET c.name = $concept_name, c.createdBy = $created_by, c:`Disease`
+WITH c
+WHERE NOT c:`Disease`
 SET c:`Disease`;
 
 // -- 8. remove stale conclusions of Disease/'Hypertension'

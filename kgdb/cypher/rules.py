@@ -142,14 +142,22 @@ def _ident(dialect: Dialect, name: str, rules: RuleSet, rule: Rule) -> str:
 
 # ====================================================================== materialise
 def merge_concept(dialect: Dialect, rules: RuleSet, rule: Rule) -> Statement:
-    """Create the concept node if missing (``:Concept`` plus its type's label)."""
+    """Create the concept node if missing (``:Concept`` plus its type's label).
+
+    An existing concept is touched only when it lacks the label: concepts may carry an
+    indexed embedding, and on FalkorDB every write to such a node leaves a stale vector-index
+    entry (see kgdb/cypher/catalog.py).
+    """
+    label = _ident(dialect, rule.concept.type, rules, rule)
     text = (
         f"MERGE (c:{dialect.ident(CONCEPT_LABEL)} {{id: $concept_id}})\n"
-        "ON CREATE SET c.name = $concept_name, c.createdBy = $created_by\n"
-        f"SET c:{_ident(dialect, rule.concept.type, rules, rule)}"
+        f"ON CREATE SET c.name = $concept_name, c.createdBy = $created_by, c:{label}\n"
+        "WITH c\n"
+        f"WHERE NOT c:{label}\n"
+        f"SET c:{label}"
     )
     return Statement(text, {"concept_id": rule.concept.id, "concept_name": rule.concept.name,
-                            "created_by": CREATED_BY}, write=True)
+                            "created_by": CREATED_BY}, write=True, idempotent=True)
 
 
 def delete_stale_conclusions(dialect: Dialect, rules: RuleSet, rule: Rule, label: str) -> Statement:
