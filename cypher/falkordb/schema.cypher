@@ -22,9 +22,9 @@ CREATE FULLTEXT INDEX FOR (n:`Entity`) ON (n.`name`, n.`description`, n.`summary
 CREATE FULLTEXT INDEX FOR (n:`Event`) ON (n.`name`, n.`description`);
 CREATE FULLTEXT INDEX FOR (n:`Concept`) ON (n.`name`, n.`description`);
 CREATE FULLTEXT INDEX FOR (n:`Chunk`) ON (n.`text`);
-CREATE VECTOR INDEX FOR (n:`Entity`) ON (n.`embedding`) OPTIONS {dimension: 384, similarityFunction: 'euclidean', M: 16, efConstruction: 100, efRuntime: 128};
-CREATE VECTOR INDEX FOR (n:`Event`) ON (n.`embedding`) OPTIONS {dimension: 384, similarityFunction: 'euclidean', M: 16, efConstruction: 100, efRuntime: 128};
-CREATE VECTOR INDEX FOR (n:`Concept`) ON (n.`embedding`) OPTIONS {dimension: 384, similarityFunction: 'euclidean', M: 16, efConstruction: 100, efRuntime: 128};
-CREATE VECTOR INDEX FOR (n:`Chunk`) ON (n.`embedding`) OPTIONS {dimension: 384, similarityFunction: 'euclidean', M: 16, efConstruction: 100, efRuntime: 128};
-CREATE VECTOR INDEX FOR (n:`RelationType`) ON (n.`embedding`) OPTIONS {dimension: 384, similarityFunction: 'euclidean', M: 16, efConstruction: 100, efRuntime: 128};
-CREATE VECTOR INDEX FOR (n:`EntityType`) ON (n.`embedding`) OPTIONS {dimension: 384, similarityFunction: 'euclidean', M: 16, efConstruction: 100, efRuntime: 128};
+CREATE VECTOR INDEX FOR (n:`Entity`) ON (n.`embedding`) OPTIONS {dimension: 384, similarityFunction: 'euclidean', M: 16, efConstruction: 64, efRuntime: 256};
+CREATE VECTOR INDEX FOR (n:`Event`) ON (n.`embedding`) OPTIONS {dimension: 384, similarityFunction: 'euclidean', M: 16, efConstruction: 64, efRuntime: 256};
+CREATE VECTOR INDEX FOR (n:`Concept`) ON (n.`embedding`) OPTIONS {dimension: 384, similarityFunction: 'euclidean', M: 16, efConstruction: 64, efRuntime: 256};
+CREATE VECTOR INDEX FOR (n:`Chunk`) ON (n.`embedding`) OPTIONS {dimension: 384, similarityFunction: 'euclidean', M: 16, efConstruction: 64, efRuntime: 256};
+CREATE VECTOR INDEX FOR (n:`RelationType`) ON (n.`embedding`) OPTIONS {dimension: 384, similarityFunction: 'euclidean', M: 16, efConstruction: 64, efRuntime: 256};
+CREATE VECTOR INDEX FOR (n:`EntityType`) ON (n.`embedding`) OPTIONS {dimension: 384, similarityFunction: 'euclidean', M: 16, efConstruction: 64, efRuntime: 256};

@@ -114,6 +114,11 @@ class GraphStore(abc.ABC):
         retry_safe = not statement.write or statement.idempotent
         return self._with_retries(lambda: self._run(statement, timeout_s), retry_safe)
 
+    def prepare(self, statement: Statement) -> Statement:
+        """Do the client-side work of a statement ahead of time (FalkorDB renders parameters
+        into the text), so a writer thread only has to send it."""
+        return statement
+
     def execute(self, operation: Operation) -> Any:
         if isinstance(operation, EngineCommand):
             return self._with_retries(lambda: self._command(operation), True)

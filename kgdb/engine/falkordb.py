@@ -86,6 +86,12 @@ class FalkorDBStore(GraphStore):
         }
         return Result(columns, rows, stats)
 
+    def prepare(self, statement: Statement) -> Statement:
+        if not statement.params:
+            return statement
+        return Statement(_params_header(statement.params) + statement.text, {},
+                         statement.write, statement.idempotent)
+
     def _command(self, command: EngineCommand) -> Any:
         import redis
 

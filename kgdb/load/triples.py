@@ -14,8 +14,9 @@ import io
 import json
 import sys
 import time
+from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -176,6 +177,7 @@ def load_triples(store: GraphStore, embedder: Embedder, path: str | Path, *,
     rejects = None
     seen_entities: set[str] = set()
     seen_predicates: set[str] = set()
+    writer = _Writer(store)
     bar = tqdm(total=total, unit="rows", unit_scale=True, file=sys.stderr, disable=not progress,
                desc=f"loading {path.name}", mininterval=0.5, dynamic_ncols=True)
     try:
@@ -183,6 +185,7 @@ def load_triples(store: GraphStore, embedder: Embedder, path: str | Path, *,
             good, bad = _check(store, batch)
             report.lines += len(batch)
             if bad and on_error == "fail":
+                writer.drain()  # earlier batches are complete before we report
                 first, last = batch[0].line, batch[-1].line
                 more = f" (and {len(bad) - 1} more bad lines in this batch)" if len(bad) > 1 else ""
                 raise LoadError(
@@ -198,10 +201,12 @@ def load_triples(store: GraphStore, embedder: Embedder, path: str | Path, *,
                 for b in bad:
                     rejects.write(f"{b.line}\t{b.reason}\t{b.raw}\n")
                 report.rejected += len(bad)
-            _write_batch(store, embedder, good, seen_entities, seen_predicates, report)
+            _write_batch(store, writer, embedder, good, seen_entities, seen_predicates, report)
             bar.update(len(batch))
             bar.set_postfix(entities=len(seen_entities), refresh=False)
+        writer.drain()
     finally:
+        writer.close()
         bar.close()
         if rejects is not None:
             rejects.close()
@@ -228,16 +233,16 @@ def _check(store: GraphStore, batch: list[Triple | BadLine]) -> tuple[list[Tripl
     return good, bad
 
 
-def _write_batch(store: GraphStore, embedder: Embedder, triples: list[Triple],
+def _write_batch(store: GraphStore, writer: _Writer, embedder: Embedder, triples: list[Triple],
                  seen_entities: set[str], seen_predicates: set[str], report: LoadReport) -> None:
     d = store.dialect
     new_predicates = sorted({t.predicate for t in triples} - seen_predicates)
     if new_predicates:
         texts = [humanize(p) for p in new_predicates]
         vectors = embedder.embed(texts)
-        store.run(catalog.merge_relation_types(d), {"rows": [
+        writer.submit(catalog.merge_relation_types(d).with_params(rows=[
             {"name": p, "text": text, "embedding": v}
-            for p, text, v in zip(new_predicates, texts, vectors, strict=True)]})
+            for p, text, v in zip(new_predicates, texts, vectors, strict=True)]))
         seen_predicates.update(new_predicates)
     names = list(dict.fromkeys(n for t in triples for n in (t.subject, t.object)
                                if n not in seen_entities))
@@ -247,31 +252,44 @@ def _write_batch(store: GraphStore, embedder: Embedder, triples: list[Triple],
         missing = [n for n in names if n not in present]
         vectors = embedder.embed(missing)
         statement = load.merge_entities(d)
-        _in_parallel(store, [
-            statement.with_params(rows=[{"id": n, "name": n, "embedding": v}
-                                        for n, v in zip(chunk, vectors[i:i + len(chunk)],
-                                                        strict=True)])
-            for i, chunk in zip(range(0, len(missing), ENTITY_BATCH),
-                                batched(missing, ENTITY_BATCH), strict=True)])
+        for start in range(0, len(missing), ENTITY_BATCH):
+            chunk = missing[start:start + ENTITY_BATCH]
+            writer.submit(statement.with_params(rows=[
+                {"id": n, "name": n, "embedding": v}
+                for n, v in zip(chunk, vectors[start:start + len(chunk)], strict=True)]))
         report.entities_written += len(missing)
         seen_entities.update(names)
     by_predicate: dict[str, list[dict[str, str]]] = {}
     for t in triples:
         by_predicate.setdefault(t.predicate, []).append({"h": t.subject, "t": t.object})
-    _in_parallel(store, [load.merge_facts(d, predicate).with_params(rows=rows)
-                         for predicate, rows in by_predicate.items()])
     for predicate, rows in by_predicate.items():
+        writer.submit(load.merge_facts(d, predicate).with_params(rows=rows))
         report.predicates[predicate] = report.predicates.get(predicate, 0) + len(rows)
     report.triples += len(triples)
 
 
-def _in_parallel(store: GraphStore, statements: list[Statement]) -> None:
-    """Run independent statements two at a time: while the engine works on one, Python
-    serialises the next (the engine serialises the writes themselves)."""
-    if len(statements) <= 1:
-        for statement in statements:
-            store.run(statement)
-        return
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        for future in [pool.submit(store.run, s) for s in statements]:
-            future.result()
+class _Writer:
+    """Sends statements in order on one thread while the caller prepares the next ones, so
+    embedding look-ups and parameter rendering overlap the engine's work."""
+
+    def __init__(self, store: GraphStore, depth: int = 4) -> None:
+        self.store = store
+        self.depth = depth
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgdb-writer")
+        self._pending: deque[Future[object]] = deque()
+
+    def submit(self, statement: Statement) -> None:
+        prepared = self.store.prepare(statement)
+        self._pending.append(self._pool.submit(self.store.run, prepared))
+        while len(self._pending) > self.depth:
+            self._pending.popleft().result()
+
+    def drain(self) -> None:
+        while self._pending:
+            self._pending.popleft().result()
+
+    def close(self) -> None:
+        try:
+            self.drain()
+        finally:
+            self._pool.shutdown(wait=True, cancel_futures=True)
