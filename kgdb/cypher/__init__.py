@@ -1,0 +1,1 @@
+"""Statement builders, one module per feature (``verb_noun(...) -> Statement``)."""

@@ -1,0 +1,557 @@
+"""SimGRAG pattern-to-subgraph retrieval (paper sections 4.2-4.3 and 5) inside the graph database.
+
+Flow for one pattern: embed the pattern's texts; find candidates through the database's
+vector indexes (top-k(n) entities per known node, top-k(r) relation types per known
+relation, the entities of the top-k(t) entity types per typed unknown node when the graph has
+an entity-type catalog); then find the top-k subgraphs isomorphic to each connected
+component of the pattern, by Graph Semantic Distance (equation 3), with one of two engines:
+
+``cypher``
+    One generated statement per component (:func:`kgdb.cypher.simgrag.match_topk`): the
+    paper's top-k retrieval (section 5.1) as a set-oriented query, anchored on the node with
+    the fewest candidates and expanded in DFS order. With ``prune`` (the default) it also
+    applies the paper's lower bound (equation 11) set-wise: rows whose partial GSD plus the
+    remaining minimum distances exceed a bound tau are cut, and tau grows until k subgraphs
+    with GSD <= tau are found (then no better one can have been cut).
+
+``optimized``
+    The paper's Algorithm 1 with pruning and greedy order (section 5.2), driven from Python:
+    a best-first search over partial mappings ordered by their lower bound, where each
+    expansion is one small Cypher statement (:func:`kgdb.cypher.simgrag.expand_edge`) run in
+    the database. Partial mappings whose bound exceeds the k-th best GSD are never expanded.
+    Python drives because the search order depends on every result so far, which one
+    Cypher statement cannot express on FalkorDB (no procedures, no loops).
+
+Both return the same top-k GSDs; ties are broken the same way (matched node ids in node order,
+then each edge's type and start node id), and GSDs are summed in the same canonical order
+from the same candidate distances, so both engines return bit-identical values.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from kgdb.cypher import simgrag as cy
+from kgdb.embed import Embedder
+from kgdb.engine import GraphStore
+from kgdb.errors import KgdbError
+from kgdb.ir import Pattern
+from kgdb.statement import Statement
+
+Engine = Literal["cypher", "optimized"]
+ENGINES: tuple[str, ...] = ("cypher", "optimized")
+
+ENTITY_LABEL = "Entity"
+PRUNE_SLACKS = (0.0, 0.25, 0.75, 1.75, 3.75)
+"""How far above the lower bound the pruned Cypher engine looks, in turn, before giving up
+pruning (GSD units: MiniLM L2 distances lie in [0, 2])."""
+RELATION_TYPE_LABEL = "RelationType"
+ENTITY_TYPE_LABEL = "EntityType"
+
+
+class RetrievalError(KgdbError):
+    """A pattern cannot be retrieved (bad parameters, no vector index...)."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A candidate entity, relation type or entity type with its exact L2 distance."""
+
+    id: str
+    name: str
+    distance: float
+
+
+@dataclass(frozen=True)
+class Subgraph:
+    """One retrieved subgraph: which entity each pattern node maps to, the matched triples."""
+
+    gsd: float
+    component: int
+    node_ids: tuple[str, ...]
+    """Matched entity ids, in the order of the component's pattern nodes."""
+    node_names: tuple[str, ...]
+    pattern_vars: tuple[str, ...]
+    triples: tuple[tuple[str, str, str], ...]
+    """``(head id, relationship type, tail id)`` per pattern edge, in the stored direction."""
+
+    def name_of(self, entity_id: str) -> str:
+        return dict(zip(self.node_ids, self.node_names, strict=True)).get(entity_id, entity_id)
+
+    def verbal_triples(self) -> list[tuple[str, str, str]]:
+        """The triples with names, as the paper verbalises evidence (section 4.4)."""
+        return [(self.name_of(h), r, self.name_of(t)) for h, r, t in self.triples]
+
+    def value_of(self, var: str) -> str:
+        """The name of the entity that pattern node ``var`` maps to."""
+        return self.node_names[self.pattern_vars.index(var)]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "gsd": self.gsd, "component": self.component,
+            "nodes": {v: {"id": i, "name": n} for v, i, n in
+                      zip(self.pattern_vars, self.node_ids, self.node_names, strict=True)},
+            "triples": [list(t) for t in self.verbal_triples()],
+        }
+
+
+@dataclass
+class Retrieval:
+    """Everything one retrieval did: the subgraphs, the statements that ran, phase timings."""
+
+    pattern: Pattern
+    subgraphs: list[Subgraph]
+    statements: list[Statement] = field(default_factory=list)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    """``embed``, ``vector`` (candidate search), ``match`` (subgraph matching)."""
+    engine: str = "cypher"
+    candidates: dict[str, list[Candidate]] = field(default_factory=dict)
+    expansions: int = 0
+    """Statements the matching ran (optimized engine: expansion steps)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "engine": self.engine,
+            "subgraphs": [s.to_json() for s in self.subgraphs],
+            "timings_ms": self.timings_ms,
+            "statements": [{"cypher": s.text, "params": s.params} for s in self.statements],
+            "candidates": {k: [vars(c) for c in v] for k, v in self.candidates.items()},
+        }
+
+
+@dataclass(frozen=True)
+class RetrievalSettings:
+    k: int = 3
+    k_nodes: int = 16
+    k_relations: int = 16
+    k_types: int = 16
+    engine: str = "cypher"
+    prune: bool = True
+    label: str = ENTITY_LABEL
+
+    def check(self) -> None:
+        for name in ("k", "k_nodes", "k_relations", "k_types"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise RetrievalError(f"{name} must be a positive integer, not {value!r}")
+        if self.engine not in ENGINES:
+            raise RetrievalError(f"unknown retrieval engine {self.engine!r}; choose one of "
+                                 f"{', '.join(ENGINES)}")
+
+
+# ---------------------------------------------------------------------- candidates
+@dataclass
+class _ComponentInput:
+    pattern: Pattern
+    nodes: list[list[Candidate] | None]
+    """Per node index: candidates, or None for an unknown node."""
+    labels: list[list[str] | None]
+    """Per node index: entity-type labels for a typed unknown node (when the graph has types)."""
+    edges: list[list[Candidate] | None]
+    """Per edge index: candidate relation types (``id`` = type name), or None if unknown."""
+
+
+def _gather_candidates(store: GraphStore, embedder: Embedder, pattern: Pattern,
+                       settings: RetrievalSettings, timings: dict[str, float],
+                       statements: list[Statement],
+                       found: dict[str, list[Candidate]]) -> None:
+    node_texts = sorted({n.name for n in pattern.nodes if n.name is not None})
+    rel_texts = sorted({p for e in pattern.edges for p in e.phrases})
+    type_texts = sorted({t for n in pattern.nodes if n.name is None for t in n.types})
+    t0 = time.perf_counter()
+    if type_texts:
+        count = store.run(cy.count_nodes(store.dialect, ENTITY_TYPE_LABEL)).value(0)
+        if not count:
+            type_texts = []
+    timings["vector"] = (time.perf_counter() - t0) * 1000
+    t0 = time.perf_counter()
+    texts = node_texts + rel_texts + type_texts
+    vectors = embedder.embed(texts) if texts else None
+    timings["embed"] = (time.perf_counter() - t0) * 1000
+    t0 = time.perf_counter()
+    offset = 0
+    for kind, label, batch, k, returns in (
+        ("node", settings.label, node_texts, settings.k_nodes, ("id", "name")),
+        ("relation", RELATION_TYPE_LABEL, rel_texts, settings.k_relations, ("name",)),
+        ("type", ENTITY_TYPE_LABEL, type_texts, settings.k_types, ("name",)),
+    ):
+        if not batch:
+            continue
+        assert vectors is not None
+        queries = [{"key": i, "vector": vectors[offset + i]} for i in range(len(batch))]
+        offset += len(batch)
+        statement = cy.search_nearest(store.dialect, label, returns=returns).with_params(
+            queries=queries, k=k)
+        rows = store.run(statement).records()
+        statements.append(Statement(statement.text, {"k": k, "queries": [
+            {"key": q["key"], "text": batch[q["key"]]} for q in queries]}))
+        per: dict[int, list[Candidate]] = {i: [] for i in range(len(batch))}
+        for row in rows:
+            ident = row.get("id", row.get("name"))
+            per[int(row["key"])].append(Candidate(str(ident), str(row["name"]),
+                                                  float(row["distance"])))
+        for i, text in enumerate(batch):
+            found[f"{kind}:{text}"] = sorted(per[i], key=lambda c: (c.distance, c.id))
+    timings["vector"] += (time.perf_counter() - t0) * 1000
+
+
+def _component_input(component: Pattern, found: dict[str, list[Candidate]]) -> _ComponentInput:
+    nodes: list[list[Candidate] | None] = []
+    labels: list[list[str] | None] = []
+    for n in component.nodes:
+        if n.name is not None:
+            nodes.append(found.get(f"node:{n.name}", []))
+            labels.append(None)
+        else:
+            nodes.append(None)
+            names = sorted({c.name for t in n.types for c in found.get(f"type:{t}", [])})
+            labels.append(names or None)
+    edges: list[list[Candidate] | None] = []
+    for e in component.edges:
+        if not e.phrases:
+            edges.append(None)
+            continue
+        best: dict[str, Candidate] = {}
+        for phrase in e.phrases:  # alternatives: a type matches at its best phrase's distance
+            for c in found.get(f"relation:{phrase}", []):
+                if c.id not in best or c.distance < best[c.id].distance:
+                    best[c.id] = c
+        edges.append(sorted(best.values(), key=lambda c: (c.distance, c.id)))
+    return _ComponentInput(component, nodes, labels, edges)
+
+
+# ---------------------------------------------------------------------- planning
+def plan_component(inp: _ComponentInput) -> cy.MatchPlan:
+    """Anchor on the node with the fewest candidates (Algorithm 1, line 1); DFS edge order."""
+    pattern = inp.pattern
+    index = {n.var: i for i, n in enumerate(pattern.nodes)}
+    slots = []
+    for i in range(len(pattern.nodes)):
+        mode: cy.NodeMode = ("ids" if inp.nodes[i] is not None
+                             else "labels" if inp.labels[i] else "any")
+        slots.append(cy.NodeSlot(i, mode))
+    edge_slots = tuple(
+        cy.EdgeSlot(j, index[e.source], index[e.target],
+                    "types" if inp.edges[j] is not None else "any")
+        for j, e in enumerate(pattern.edges))
+
+    def cost(i: int) -> tuple[int, float, int]:
+        cands = inp.nodes[i]
+        if cands is not None:
+            return (0, len(cands), i)
+        return (1 if inp.labels[i] else 2, math.inf, i)
+
+    anchor = min(range(len(pattern.nodes)), key=cost)
+    order: list[int] = []
+    visited = {anchor}
+
+    def dfs(i: int) -> None:
+        for slot in edge_slots:
+            if slot.index in order or i not in (slot.source, slot.target):
+                continue
+            order.append(slot.index)
+            other = slot.target if slot.source == i else slot.source
+            if other not in visited:
+                visited.add(other)
+                dfs(other)
+
+    dfs(anchor)
+    return cy.MatchPlan(tuple(slots), edge_slots, anchor, tuple(order))
+
+
+def _known_minima(inp: _ComponentInput) -> tuple[list[float | None], list[float | None]]:
+    node_min = [min((c.distance for c in cands), default=math.inf) if cands is not None else None
+                for cands in inp.nodes]
+    edge_min = [min((c.distance for c in cands), default=math.inf) if cands is not None else None
+                for cands in inp.edges]
+    return node_min, edge_min
+
+
+def canonical_sum(node_d: Sequence[float | None], edge_d: Sequence[float | None]) -> float:
+    """Sum the known terms in canonical order (nodes, then edges); the engines' one GSD sum."""
+    total: float | None = None
+    for d in [*node_d, *edge_d]:
+        if d is None:
+            continue
+        total = d if total is None else total + d
+    return 0.0 if total is None else total
+
+
+# ---------------------------------------------------------------------- engines
+def _match_params(inp: _ComponentInput, k: int) -> dict[str, Any]:
+    params: dict[str, Any] = {"k": k}
+    for i, cands in enumerate(inp.nodes):
+        if cands is not None:
+            params[f"n{i}"] = [{"id": c.id, "d": c.distance} for c in cands]
+            params[f"n{i}_ids"] = [c.id for c in cands]
+        elif inp.labels[i]:
+            params[f"n{i}_labels"] = inp.labels[i]
+    for j, cands in enumerate(inp.edges):
+        if cands is not None:
+            params[f"r{j}"] = [{"type": c.id, "d": c.distance} for c in cands]
+            params[f"r{j}_types"] = [c.id for c in cands]
+    return params
+
+
+def _rows_to_subgraphs(rows: list[dict[str, Any]], component: int,
+                       inp: _ComponentInput) -> list[Subgraph]:
+    # The engine's own GSD comes back printed to 15 significant digits (FalkorDB), so the
+    # reported GSD is recomputed from the same candidate distances, in the same order.
+    node_d = [({c.id: c.distance for c in cands} if cands is not None else None)
+              for cands in inp.nodes]
+    edge_d = [({c.id: c.distance for c in cands} if cands is not None else None)
+              for cands in inp.edges]
+    out = []
+    for row in rows:
+        ids = tuple(str(i) for i in row["ids"])
+        triples = tuple((str(h), str(r), str(t)) for h, r, t in row["triples"])
+        gsd = canonical_sum([d[i] if d is not None else None for d, i in zip(node_d, ids,
+                                                                              strict=True)],
+                            [d[t[1]] if d is not None else None for d, t in zip(edge_d, triples,
+                                                                                strict=True)])
+        out.append(Subgraph(
+            gsd=gsd, component=component, node_ids=ids,
+            node_names=tuple(str(n) for n in row["names"]),
+            pattern_vars=tuple(n.var for n in inp.pattern.nodes), triples=triples))
+    return out
+
+
+def _unmatchable(inp: _ComponentInput) -> bool:
+    return any(c is not None and not c for c in inp.nodes) or any(
+        c is not None and not c for c in inp.edges)
+
+
+def _cypher_engine(store: GraphStore, inp: _ComponentInput, component: int,
+                   settings: RetrievalSettings, statements: list[Statement]) -> list[Subgraph]:
+    plan = plan_component(inp)
+    params = _match_params(inp, settings.k)
+    if not settings.prune:
+        statement = cy.match_topk(store.dialect, plan, label=settings.label).with_params(**params)
+        statements.append(statement)
+        return _rows_to_subgraphs(store.run(statement).records(), component, inp)
+    # Lower bounds of what is still unmatched after each step (equation 9 + 10).
+    node_min, edge_min = _known_minima(inp)
+    bound_nodes = {plan.anchor}
+    bound_edges: set[int] = set()
+    edges = {s.index: s for s in plan.edges}
+    for step in range(len(plan.order) + 1):
+        if step:
+            j = plan.order[step - 1]
+            bound_edges.add(j)
+            bound_nodes |= {edges[j].source, edges[j].target}
+        rest = [d for i, d in enumerate(node_min) if i not in bound_nodes and d is not None]
+        rest += [d for j, d in enumerate(edge_min) if j not in bound_edges and d is not None]
+        params[f"lb{step}"] = math.fsum(rest)
+    lower = canonical_sum(node_min, edge_min)
+    # Every complete match has GSD <= upper (each known item at its worst candidate): a tau
+    # at or above it cuts nothing, so its rows are complete even when fewer than k.
+    upper = canonical_sum(
+        [max((c.distance for c in cands), default=0.0) if cands is not None else None
+         for cands in inp.nodes],
+        [max((c.distance for c in cands), default=0.0) if cands is not None else None
+         for cands in inp.edges])
+    statement = cy.match_topk(store.dialect, plan, label=settings.label, prune=True)
+    for slack in PRUNE_SLACKS:
+        tau = min(lower + slack, upper)
+        # The in-query sum adds the bound last, not in canonical order: a relative 1e-9
+        # of slack covers the rounding, and completeness is only claimed up to tau.
+        run = statement.with_params(**params, tau=tau + 1e-9 * (1.0 + abs(tau)))
+        rows = store.run(run).records()
+        if tau >= upper or (len(rows) >= settings.k
+                            and float(rows[settings.k - 1]["gsd"]) <= tau):
+            statements.append(run)
+            return _rows_to_subgraphs(rows, component, inp)
+    final = cy.match_topk(store.dialect, plan, label=settings.label).with_params(
+        **{k: v for k, v in params.items() if not k.startswith("lb")})
+    statements.append(final)
+    return _rows_to_subgraphs(store.run(final).records(), component, inp)
+
+
+@dataclass(order=True)
+class _State:
+    bound: float
+    complete: int
+    key: tuple[Any, ...]
+    nodes: tuple[str | None, ...] = field(compare=False)
+    names: tuple[str | None, ...] = field(compare=False)
+    node_d: tuple[float | None, ...] = field(compare=False)
+    edges: tuple[tuple[str, str, str] | None, ...] = field(compare=False)
+    edge_d: tuple[float | None, ...] = field(compare=False)
+    step: int = field(compare=False)
+
+
+def _optimized_engine(store: GraphStore, inp: _ComponentInput, component: int,
+                      settings: RetrievalSettings, statements: list[Statement]) -> tuple[
+                          list[Subgraph], int]:
+    plan = plan_component(inp)
+    dialect = store.dialect
+    node_min, edge_min = _known_minima(inp)
+    n_nodes, n_edges = len(inp.nodes), len(inp.edges)
+    edges = {s.index: s for s in plan.edges}
+    node_cands = [({c.id: c.distance for c in cands} if cands is not None else None)
+                  for cands in inp.nodes]
+    edge_cands = [({c.id: c.distance for c in cands} if cands is not None else None)
+                  for cands in inp.edges]
+    counter = itertools.count()
+    heap: list[_State] = []
+    seen_texts: set[str] = set()
+    runs = 0
+
+    def run(statement: Statement) -> list[dict[str, Any]]:
+        nonlocal runs
+        runs += 1
+        if statement.text not in seen_texts:
+            seen_texts.add(statement.text)
+            statements.append(statement)
+        return store.run(statement).records()
+
+    def bound_of(node_d: Sequence[float | None], edge_d: Sequence[float | None]) -> float:
+        # Unmapped known items count with their minimum (equations 9-11); canonical order
+        # keeps the bound of a complete mapping bit-identical to its GSD.
+        nd = [d if d is not None else node_min[i] for i, d in enumerate(node_d)]
+        ed = [d if d is not None else edge_min[j] for j, d in enumerate(edge_d)]
+        return canonical_sum(nd, ed)
+
+    def push(nodes: tuple[str | None, ...], names: tuple[str | None, ...],
+             node_d: tuple[float | None, ...], edges_: tuple[tuple[str, str, str] | None, ...],
+             edge_d: tuple[float | None, ...], step: int) -> None:
+        complete = step == len(plan.order)
+        if complete:
+            key: tuple[Any, ...] = (*nodes, *[x for e in edges_ if e for x in (e[1], e[0])])
+        else:
+            key = (next(counter),)
+        heapq.heappush(heap, _State(bound_of(node_d, edge_d), int(complete), key, nodes,
+                                    names, node_d, edges_, edge_d, step))
+
+    # Start: the anchor's candidates, best first (the greedy order of lines 4-5).
+    anchor = plan.anchor
+    empty_edges: tuple[Any, ...] = (None,) * n_edges
+    anchor_cands = inp.nodes[anchor]
+    starts: list[tuple[str, str, float | None]]
+    if anchor_cands is not None:
+        starts = [(c.id, c.name, c.distance) for c in anchor_cands]
+    else:
+        typed = bool(inp.labels[anchor])
+        statement = cy.list_node_ids(dialect, settings.label, typed=typed)
+        if typed:
+            statement = statement.with_params(labels=inp.labels[anchor])
+        starts = [(str(r["id"]), str(r["name"]), None) for r in run(statement)]
+    for ident, name, d in starts:
+        push(tuple(ident if i == anchor else None for i in range(n_nodes)),
+             tuple(name if i == anchor else None for i in range(n_nodes)),
+             tuple(d if i == anchor else None for i in range(n_nodes)),
+             empty_edges, empty_edges, 0)
+
+    results: list[Subgraph] = []
+    cache: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    while heap and len(results) < settings.k:
+        state = heapq.heappop(heap)
+        if state.complete:
+            results.append(Subgraph(
+                gsd=state.bound, component=component,
+                node_ids=tuple(str(x) for x in state.nodes),
+                node_names=tuple(str(x) for x in state.names),
+                pattern_vars=tuple(n.var for n in inp.pattern.nodes),
+                triples=tuple(e for e in state.edges if e is not None)))
+            continue
+        j = plan.order[state.step]
+        slot = edges[j]
+        u, w = ((slot.source, slot.target) if state.nodes[slot.source] is not None
+                else (slot.target, slot.source))
+        head = state.nodes[u]
+        target_bound = state.nodes[w] is not None
+        target_mode: Any = "bound" if target_bound else inp_mode(inp, w)
+        cache_key = (head, j, state.nodes[w] if target_bound else None)
+        rows = cache.get(cache_key)
+        if rows is None:
+            statement = cy.expand_edge(dialect, target=target_mode, edge=plan.edges[j].mode,
+                                       label=settings.label)
+            params: dict[str, Any] = {"head": head}
+            if slot.mode == "types":
+                params["types"] = [c.id for c in inp.edges[j] or []]
+            if target_mode == "ids":
+                params["ids"] = [c.id for c in inp.nodes[w] or []]
+            elif target_mode == "labels":
+                params["labels"] = inp.labels[w]
+            elif target_mode == "bound":
+                params["target"] = state.nodes[w]
+            rows = run(statement.with_params(**params))
+            cache[cache_key] = rows
+        used = {e for e in state.edges if e is not None}
+        taken = {x for x in state.nodes if x is not None}
+        # Greedy order within an expansion (line 13): smaller added distance first; the
+        # heap orders everything by bound anyway.
+        for row in rows:
+            triple = (str(row["src"]), str(row["type"]), str(row["dst"]))
+            if triple in used:
+                continue
+            tid = str(row["id"])
+            if not target_bound and tid in taken:
+                continue
+            new_nodes = list(state.nodes)
+            new_names = list(state.names)
+            new_node_d = list(state.node_d)
+            if not target_bound:
+                new_nodes[w], new_names[w] = tid, str(row["name"])
+                cands = node_cands[w]
+                new_node_d[w] = cands[tid] if cands is not None else None
+            edge_list = list(state.edges)
+            edge_d = list(state.edge_d)
+            edge_list[j] = triple
+            ecands = edge_cands[j]
+            edge_d[j] = ecands[triple[1]] if ecands is not None else None
+            push(tuple(new_nodes), tuple(new_names), tuple(new_node_d), tuple(edge_list),
+                 tuple(edge_d), state.step + 1)
+    return results, runs
+
+
+def inp_mode(inp: _ComponentInput, i: int) -> cy.NodeMode:
+    if inp.nodes[i] is not None:
+        return "ids"
+    return "labels" if inp.labels[i] else "any"
+
+
+# ---------------------------------------------------------------------- entry points
+def search(store: GraphStore, embedder: Embedder, pattern: Pattern, *, k: int = 3,
+           k_nodes: int = 16, k_relations: int = 16, k_types: int = 16,
+           engine: str = "cypher", prune: bool = True,
+           label: str = ENTITY_LABEL) -> Retrieval:
+    """Retrieve the top-``k`` subgraphs of every connected component of ``pattern``."""
+    settings = RetrievalSettings(k, k_nodes, k_relations, k_types, engine, prune, label)
+    settings.check()
+    if not pattern.nodes:
+        raise RetrievalError("the pattern has no nodes")
+    timings: dict[str, float] = {"embed": 0.0, "vector": 0.0, "match": 0.0}
+    statements: list[Statement] = []
+    found: dict[str, list[Candidate]] = {}
+    _gather_candidates(store, embedder, pattern, settings, timings, statements, found)
+    t0 = time.perf_counter()
+    subgraphs: list[Subgraph] = []
+    expansions = 0
+    for c, component in enumerate(pattern.components()):
+        if not component.edges:
+            continue  # a lone node has no triples to show; its candidates are reported
+        inp = _component_input(component, found)
+        if _unmatchable(inp):
+            continue
+        if settings.engine == "optimized":
+            found_subgraphs, runs = _optimized_engine(store, inp, c, settings, statements)
+            subgraphs += found_subgraphs
+            expansions += runs
+        else:
+            subgraphs += _cypher_engine(store, inp, c, settings, statements)
+            expansions += 1
+    timings["match"] = (time.perf_counter() - t0) * 1000
+    return Retrieval(pattern, subgraphs, statements, timings, settings.engine, found, expansions)
+
+
+def retrieve(store: GraphStore, embedder: Embedder, pattern: Pattern, *, k: int = 3,
+             **options: Any) -> list[Subgraph]:
+    """The top-``k`` subgraphs for ``pattern`` (see :func:`search` for the options)."""
+    return search(store, embedder, pattern, k=k, **options).subgraphs
