@@ -1,0 +1,148 @@
+"""`kgdb pattern` and `kgdb ask` against the scripted OpenAI-compatible server: realistic,
+malformed, slow and rate-limited replies; one-line errors, exit 1, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from kgdb.cli import cli
+from tests.live.test_simgrag_retrieval import _movie_graph
+from tests.support.simgrag_graph import build_graph
+
+pytestmark = pytest.mark.live
+
+PATTERN_REPLY = '''{
+    "divided": [
+        "the director of Tokyo Godfathers",
+    ],
+    "triples": [
+        ("Tokyo Godfathers", "directed by", "UNKNOWN director 1"),
+    ]
+}'''
+ANSWER_REPLY = "According to graph [1], the director is Satoshi Kon."
+
+
+@pytest.fixture
+def graph(store, embedder, monkeypatch):
+    build_graph(store, embedder, _movie_graph())
+    monkeypatch.setenv("KGDB_GRAPH", store.graph_name)
+    monkeypatch.setattr("kgdb.embed.default_embedder", lambda *a, **k: embedder)
+    return store
+
+
+def _invoke(*args):
+    result = CliRunner().invoke(cli, list(args))
+    assert "Traceback" not in result.output
+    return result
+
+
+def test_pattern_json(scripted_llm):
+    scripted_llm.push("Here is the structure:\n```python\n" + PATTERN_REPLY + "\n```")
+    result = _invoke("pattern", "who is the director of Tokyo Godfathers", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["triples"] == [["Tokyo Godfathers", "directed by", "UNKNOWN director 1"]]
+    assert data["pattern"]["nodes"][1]["types"] == ["director"]
+    prompt = scripted_llm.requests[0]["messages"][0]["content"]
+    assert prompt.startswith("You need to segment the given query")
+
+
+def test_malformed_then_recovered(scripted_llm):
+    scripted_llm.push("The director is probably Satoshi Kon.",
+                      '{"triples": [("Tokyo Godfathers", "directed by")]}',
+                      PATTERN_REPLY)
+    result = _invoke("pattern", "who is the director of Tokyo Godfathers")
+    assert result.exit_code == 0, result.output
+    assert "('Tokyo Godfathers', 'directed by', 'UNKNOWN director 1')" in result.output
+    assert len(scripted_llm.requests) == 3
+    retry = scripted_llm.requests[2]["messages"][-1]["content"]
+    assert "triple 1 has 2 item(s)" in retry  # the model is shown its mistake
+
+
+def test_malformed_fails_after_bounded_retries(scripted_llm):
+    scripted_llm.push("no idea", "still no idea", "{'triples': 'n/a'}", PATTERN_REPLY)
+    result = _invoke("pattern", "who is the director of Tokyo Godfathers")
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("Error: the model's pattern graph could not be parsed after 3 "
+                               "attempts")
+    assert len(scripted_llm.requests) == 3
+
+
+def test_slow_endpoint_times_out(scripted_llm, monkeypatch):
+    monkeypatch.setenv("KGDB_LLM_TIMEOUT", "1")
+    monkeypatch.setenv("KGDB_LLM_RETRIES", "0")
+    scripted_llm.push({"content": PATTERN_REPLY, "delay": 3})
+    result = _invoke("pattern", "who is the director of Tokyo Godfathers")
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        f"Error: the LLM at {scripted_llm.base_url} did not answer within 1 s"]
+    # let the scripted server finish its late reply (its broken-pipe report is its own)
+    time.sleep(2.5)
+
+
+def test_rate_limits_are_retried_then_reported(scripted_llm):
+    scripted_llm.push({"status": 429}, {"status": 429}, PATTERN_REPLY)
+    assert _invoke("pattern", "who directed Tokyo Godfathers").exit_code == 0
+    scripted_llm.push({"status": 429}, {"status": 429}, {"status": 429})
+    result = _invoke("pattern", "who directed Tokyo Godfathers")
+    assert result.exit_code == 1
+    assert "kept answering 429" in result.output and len(result.output.splitlines()) == 1
+
+
+def test_ask_prints_answer_evidence_and_cypher(graph, scripted_llm):
+    scripted_llm.push(PATTERN_REPLY, ANSWER_REPLY)
+    result = _invoke("ask", "who is the director of Tokyo Godfathers")
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert out.startswith(ANSWER_REPLY)
+    assert "graph [1]  GSD 0.0000" in out
+    assert "('Tokyo Godfathers', 'directed_by', 'Satoshi Kon')" in out
+    assert "MATCH (n0)-[r0]-(n1:`Entity`)" in out and "ORDER BY gsd ASC" in out
+    # the generation prompt carries the verbalised evidence, graph numbers to cite
+    prompt = scripted_llm.requests[1]["messages"][0]["content"]
+    assert prompt.startswith("Please answer the question based on the given evidences")
+    assert 'evidences: {\n    "graph [1]": [\n        ("Tokyo Godfathers", "directed_by", ' \
+           '"Satoshi Kon")' in prompt
+
+
+def test_ask_json_and_engines(graph, scripted_llm):
+    for engine in ("cypher", "optimized"):
+        scripted_llm.push(PATTERN_REPLY, ANSWER_REPLY)
+        result = _invoke("ask", "who is the director of Tokyo Godfathers", "--json",
+                         "--engine", engine, "--k", "2")
+        assert result.exit_code == 0, result.output
+        data = json.loads(result.output)
+        assert data["answer"] == ANSWER_REPLY and data["solver"] == "simgrag"
+        assert data["engine"] == engine
+        assert len(data["subgraphs"]) == 2
+        assert data["subgraphs"][0]["triples"] == [["Tokyo Godfathers", "directed_by",
+                                                   "Satoshi Kon"]]
+        assert data["statements"] and all("cypher" in s for s in data["statements"])
+        assert set(data["timings_ms"]) == {"embed", "vector", "match"}
+
+
+def test_ask_verify(graph, scripted_llm):
+    scripted_llm.push(
+        '{"divided": ["Satoshi Kon directed Tokyo Godfathers"], "triples": '
+        '[["Tokyo Godfathers", "directed by", "Satoshi Kon"]]}',
+        "Maybe.",  # no verdict: asked again with the reason
+        "Graph [1] says so, so the answer is True.")
+    result = _invoke("ask", "Satoshi Kon directed Tokyo Godfathers.", "--verify", "--json",
+                     "--examples", "factkg")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["verdict"] is True
+    assert "'True' or 'False'" in scripted_llm.requests[2]["messages"][-1]["content"]
+
+
+def test_ask_with_a_malformed_pattern_is_one_line(graph, scripted_llm):
+    scripted_llm.push("nope", "nope", "nope")
+    result = _invoke("ask", "who is the director of Tokyo Godfathers")
+    assert result.exit_code == 1
+    assert len(result.output.strip().splitlines()) == 1
