@@ -1,22 +1,349 @@
-"""The ``kgdb`` command line. Expected failures print one line and exit 1, never a traceback."""
+"""The ``kgdb`` command line. Expected failures print one line and exit 1 (2 for usage)."""
 
 from __future__ import annotations
 
+import json
+import logging
+import os
 import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import click
 
+from kgdb.config import Settings
+from kgdb.engine.base import GraphStore, NodeValue, PathValue, RelationshipValue
 from kgdb.errors import KgdbError
 
 
-@click.group()
-def cli() -> None:
-    """Knowledge-augmented retrieval inside a graph database."""
+class Context:
+    """Lazily opened store and embedder shared by the commands of one invocation."""
+
+    def __init__(self, uri: str | None, graph: str | None) -> None:
+        self.settings = Settings.from_env(uri=uri, graph=graph)
+        self._store: GraphStore | None = None
+        self._embedder: Any = None
+
+    @property
+    def store(self) -> GraphStore:
+        if self._store is None:
+            from kgdb.engine import connect
+
+            self._store = connect(self.settings)
+        return self._store
+
+    @property
+    def embedder(self) -> Any:
+        if self._embedder is None:
+            from kgdb.embed import default_embedder
+
+            self._embedder = default_embedder()
+        return self._embedder
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
 
 
-from kgdb.retrieve.commands import (  # noqa: E402 - registration after the group exists
+pass_context = click.make_pass_decorator(Context)
+
+
+def jsonable(value: Any) -> Any:
+    if isinstance(value, (NodeValue, RelationshipValue, PathValue)):
+        return value.to_json()
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(jsonable(data), indent=2, ensure_ascii=False))
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--uri", envvar="KGDB_URI", default=None,
+              help="neo4j://... or bolt://... for Neo4j; unset for the embedded FalkorDB.")
+@click.option("--graph", default=None, help="Graph name on FalkorDB (KGDB_GRAPH, default kgdb).")
+@click.version_option(package_name="kgdb")
+@click.pass_context
+def cli(ctx: click.Context, uri: str | None, graph: str | None) -> None:
+    """kgdb: knowledge-augmented retrieval inside a graph database."""
+    ctx.obj = Context(uri, graph)
+    ctx.call_on_close(ctx.obj.close)
+
+
+# ---------------------------------------------------------------------- db
+@cli.group()
+def db() -> None:
+    """Manage the embedded FalkorDB server."""
+
+
+def _server(ctx: Context) -> Any:
+    from kgdb.engine.embedded import EmbeddedServer
+
+    if not ctx.settings.embedded:
+        raise KgdbError(f"'kgdb db' manages the embedded FalkorDB; KGDB_URI points at "
+                        f"{ctx.settings.uri}")
+    return EmbeddedServer(ctx.settings.home)
+
+
+@db.command("start")
+@json_option
+@pass_context
+def db_start(ctx: Context, as_json: bool) -> None:
+    """Start the embedded FalkorDB (it also starts on first use)."""
+    server = _server(ctx)
+    state = server.ensure_started()
+    info = {"running": True, "pid": state.pid, "address": state.address,
+            "version": state.version, "data_dir": str(server.data_dir)}
+    if as_json:
+        emit_json(info)
+    else:
+        click.echo(f"embedded FalkorDB {state.version} running on {state.address} "
+                   f"(pid {state.pid}, data {server.data_dir})")
+
+
+@db.command("stop")
+@json_option
+@pass_context
+def db_stop(ctx: Context, as_json: bool) -> None:
+    """Stop the embedded FalkorDB (data stays on disk)."""
+    stopped = _server(ctx).stop()
+    if as_json:
+        emit_json({"stopped": stopped})
+    else:
+        click.echo("stopped" if stopped else "not running")
+
+
+@db.command("status")
+@json_option
+@pass_context
+def db_status(ctx: Context, as_json: bool) -> None:
+    """Show whether the embedded FalkorDB runs, where, and its graphs."""
+    server = _server(ctx)
+    state = server.status()
+    info: dict[str, Any] = {"running": state is not None, "data_dir": str(server.data_dir),
+                            "log": str(server.log_file)}
+    if state:
+        info.update(pid=state.pid, address=state.address, version=state.version)
+        info["graphs"] = ctx.store.graphs()  # type: ignore[attr-defined]
+    if as_json:
+        emit_json(info)
+    elif state:
+        graphs = ", ".join(info["graphs"]) or "-"
+        click.echo(f"running: FalkorDB {state.version} on {state.address} (pid {state.pid}); "
+                   f"graphs: {graphs}; data {server.data_dir}")
+    else:
+        click.echo(f"not running (data {server.data_dir})")
+
+
+@db.command("reset")
+@click.option("--yes", is_flag=True, help="Confirm deleting everything in the graph.")
+@pass_context
+def db_reset(ctx: Context, yes: bool) -> None:
+    """Delete every node, relationship, index and constraint of the current graph."""
+    if not yes:
+        raise click.UsageError("this deletes the whole graph; add --yes to confirm")
+    ctx.store.reset()
+    click.echo(f"reset {ctx.store.address}")
+
+
+# ---------------------------------------------------------------------- schema
+@cli.group()
+def schema() -> None:
+    """SPG-style schemas: check, print DDL, apply."""
+
+
+@schema.command("apply")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@json_option
+@pass_context
+def schema_apply(ctx: Context, file: Path, as_json: bool) -> None:
+    """Create the catalog, constraints and indexes of FILE (idempotent)."""
+    from kgdb.schema import apply_schema, parse_schema_file
+
+    parsed = parse_schema_file(file)
+    report = apply_schema(ctx.store, parsed, ctx.embedder)
+    if as_json:
+        emit_json(report.to_json())
+        return
+    for line in report.created:
+        click.echo(f"created {line}")
+    click.echo(f"{len(report.created)} created, {len(report.existing)} already present; "
+               f"{report.entity_types} types, {report.relation_types} relation types, "
+               f"{report.concepts} concepts")
+
+
+@schema.command("ddl")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path), required=False)
+@click.option("--dialect", "dialect_name", default="neo4j", show_default=True)
+@click.option("--dimension", default=384, show_default=True, help="Embedding dimension.")
+def schema_ddl(file: Path | None, dialect_name: str, dimension: int) -> None:
+    """Print the DDL a schema needs, for one dialect, without a database."""
+    from kgdb.schema import Schema, parse_schema_file
+    from kgdb.schema.export import schema_ddl as ddl
+
+    parsed = parse_schema_file(file) if file else Schema(source="<built-in>")
+    click.echo(ddl(parsed, dialect_name, dimension), nl=False)
+
+
+# ---------------------------------------------------------------------- load
+@cli.group()
+def load() -> None:
+    """Load data into the graph."""
+
+
+@load.command("triples")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--sep", default=None, help="Field separator for tsv (default: tab, else '|').")
+@click.option("--format", "fmt", type=click.Choice(["tsv", "csv", "jsonl"]), default=None,
+              help="Default: from the file extension.")
+@click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail", show_default=True)
+@click.option("--rejects", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Where --on-error skip writes bad lines (default FILE.rejects).")
+@click.option("--batch-size", default=5000, show_default=True)
+@click.option("--no-progress", is_flag=True)
+@json_option
+@pass_context
+def load_triples_cmd(ctx: Context, file: Path, sep: str | None, fmt: str | None, on_error: str,
+                     rejects: Path | None, batch_size: int, no_progress: bool,
+                     as_json: bool) -> None:
+    """Load subject|predicate|object triples (MERGE: loading twice changes nothing)."""
+    from kgdb.load.triples import load_triples
+
+    report = load_triples(ctx.store, ctx.embedder, file, fmt=fmt, sep=sep, on_error=on_error,
+                          batch_size=batch_size, rejects_path=rejects, progress=not no_progress)
+    if as_json:
+        emit_json(report.to_json())
+        return
+    click.echo(f"loaded {report.triples} triples ({len(report.predicates)} predicates), "
+               f"{report.entities_seen} entities ({report.entities_written} written) in "
+               f"{report.seconds:.1f} s")
+    if report.rejected:
+        click.echo(f"rejected {report.rejected} lines -> {report.rejects_file}")
+
+
+# ---------------------------------------------------------------------- stats
+@cli.command()
+@json_option
+@pass_context
+def stats(ctx: Context, as_json: bool) -> None:
+    """Counts by label and relationship type; indexes and their state."""
+    store = ctx.store
+    d = store.dialect
+    labels = {r["label"]: r["count"] for r in store.run(d.label_counts()).records()}
+    types = {r["type"]: r["count"] for r in store.run(d.relationship_type_counts()).records()}
+    indexes = [{"kind": i.kind, "label": i.label, "properties": list(i.properties),
+                "state": i.state, **({"dimension": i.dimension} if i.dimension else {})}
+               for i in store.indexes()]
+    if as_json:
+        emit_json({"engine": store.server_info(), "labels": labels,
+                   "relationship_types": types, "indexes": indexes})
+        return
+    click.echo(store.address)
+    click.echo("nodes by label:")
+    for name, count in labels.items():
+        click.echo(f"  {name:<28} {count:>10,}")
+    click.echo("relationships by type:")
+    for name, count in types.items():
+        click.echo(f"  {name:<28} {count:>10,}")
+    click.echo("indexes:")
+    for i in indexes:
+        dim = f" [{i['dimension']} dims]" if "dimension" in i else ""
+        click.echo(f"  {i['kind']:<9} :{i['label']}({', '.join(i['properties'])}){dim} "
+                   f"{i['state']}")
+
+
+# ---------------------------------------------------------------------- cypher
+def _parse_param(text: str) -> tuple[str, Any]:
+    key, sep, raw = text.partition("=")
+    if not sep or not key.isidentifier():
+        raise click.BadParameter(f"expected NAME=VALUE, got {text!r}", param_hint="--param")
+    try:
+        return key, json.loads(raw)
+    except json.JSONDecodeError:
+        return key, raw
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
+              help="A parameter; VALUE is JSON if it parses, else a string. Repeatable.")
+@click.option("--write", is_flag=True, help="Allow the query to write.")
+@json_option
+@pass_context
+def cypher(ctx: Context, query: str, params: tuple[str, ...], write: bool, as_json: bool) -> None:
+    """Run a Cypher QUERY (read-only unless --write)."""
+    values = dict(_parse_param(p) for p in params)
+    result = ctx.store.run(query, values, write=write)
+    if as_json:
+        emit_json({"columns": result.columns, "rows": result.records(), "stats": result.stats})
+        return
+    if result.columns:
+        click.echo("\t".join(result.columns))
+        for row in result.rows:
+            click.echo("\t".join(_cell(v) for v in row))
+    changes = {k: v for k, v in result.stats.items() if v and k != "run_time_ms"}
+    if changes:
+        click.echo(", ".join(f"{k.replace('_', ' ')}: {int(v)}" for k, v in changes.items()))
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(jsonable(value), ensure_ascii=False)
+
+
+# ---------------------------------------------------------------------- bench
+@cli.group()
+def bench() -> None:
+    """Benchmarks that print numbers (JSON with --json)."""
+
+
+@bench.command("load")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--sep", default=None)
+@click.option("--cold", is_flag=True, help="Use an empty embedding cache (cold start).")
+@click.option("--keep", is_flag=True, help="Keep the benchmark graph afterwards.")
+@json_option
+@pass_context
+def bench_load(ctx: Context, file: Path, sep: str | None, cold: bool, keep: bool,
+               as_json: bool) -> None:
+    """Load FILE into a fresh graph and report entities/s, triples/s, embedding and total time."""
+    from kgdb.bench import bench_load as run
+
+    result = run(ctx.settings, file, sep=sep, cold=cold, keep=keep, progress=not as_json)
+    if as_json:
+        emit_json(result)
+    else:
+        for key, value in result.items():
+            click.echo(f"{key}: {value}")
+
+
+# ---------------------------------------------------------------------- demo
+@cli.command()
+@pass_context
+def demo(ctx: Context) -> None:
+    """Load the bundled movie sample into graph 'demo' and answer a question from it."""
+    from kgdb.demo import run_demo
+
+    run_demo(ctx.settings, echo=click.echo)
+
+
+# ---------------------------------------------------------------------- simgrag
+from kgdb.retrieve.commands import (  # noqa: E402 - registered after the groups exist
     ask_command,
-    bench_group,
+    bench_retrieve_command,
     eval_group,
     pattern_command,
 )
@@ -24,18 +351,41 @@ from kgdb.retrieve.commands import (  # noqa: E402 - registration after the grou
 cli.add_command(pattern_command)
 cli.add_command(ask_command)
 cli.add_command(eval_group)
-cli.add_command(bench_group)
+bench.add_command(bench_retrieve_command)
 
 
-def main() -> None:
+# ---------------------------------------------------------------------- entry point
+def _configure_logging() -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("kgdb: %(levelname)s: %(message)s"))
+    logger = logging.getLogger("kgdb")
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG if os.environ.get("KGDB_DEBUG") else logging.WARNING)
+    logger.propagate = False
+
+
+def main(argv: list[str] | None = None, run: Callable[..., Any] | None = None) -> None:
+    """Run the CLI; KgdbError becomes one line on stderr and exit status 1."""
+    _configure_logging()
     try:
-        cli.main(standalone_mode=False)
+        (run or cli.main)(args=argv, prog_name="kgdb", standalone_mode=False)
     except click.exceptions.Abort:
-        click.echo("Aborted.", err=True)
+        click.echo("kgdb: aborted", err=True)
         sys.exit(1)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
     except KgdbError as exc:
-        click.echo(f"Error: {' '.join(str(exc).split())}", err=True)
+        click.echo(f"kgdb: error: {exc}", err=True)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        click.echo("kgdb: interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:  # a bug: still no traceback unless asked for
+        if os.environ.get("KGDB_DEBUG"):
+            raise
+        click.echo(f"kgdb: internal error: {type(exc).__name__}: {exc} "
+                   "(set KGDB_DEBUG=1 for the traceback)", err=True)
         sys.exit(1)

@@ -1,1 +1,3 @@
-"""Statement builders, one module per feature (``verb_noun(...) -> Statement``)."""
+"""Every Cypher statement kgdb runs is built in this package (by feature) or in
+:mod:`kgdb.dialects` (what differs by engine). Builders return :class:`~kgdb.statement.Statement`.
+"""

@@ -86,6 +86,9 @@ class Dialect:
     FULLTEXT_OR: ClassVar[str] = " OR "
     """How alternatives are joined in a full-text query."""
 
+    UNIQUE_NEEDS_RANGE_INDEX: ClassVar[bool] = False
+    """Whether a uniqueness constraint needs its own range index created first."""
+
     # ------------------------------------------------------------------ identifiers
     def ident(self, name: str) -> str:
         """Quote an identifier for this engine (see :func:`quote_identifier`)."""
@@ -167,6 +170,10 @@ class Dialect:
 
     def drop_index(self, info: IndexInfo) -> list[Operation]:
         raise NotImplementedError
+
+    def await_indexes(self) -> Statement | None:
+        """A statement that waits until new indexes are online, where the engine has one."""
+        return None
 
     def list_indexes(self) -> Statement:
         raise NotImplementedError

@@ -24,6 +24,15 @@ class FalkorDBDialect(Dialect):
     FULLTEXT_OR: ClassVar[str] = " | "
     """RediSearch joins terms with AND by default; ``|`` is OR."""
 
+    VECTOR_INDEX_OPTIONS: ClassVar[str] = "M: 16, efConstruction: 100, efRuntime: 128"
+    """HNSW settings. The default efRuntime (10) gave recall@16 of 0.935 on MetaQA names, some
+    queries 0/16; efRuntime 128 gives 0.989 at about 1.5 ms per query, and efConstruction 100
+    (default 200) builds the 43k-name index about 30% faster at that recall (measured here)."""
+
+    UNIQUE_NEEDS_RANGE_INDEX: ClassVar[bool] = True
+    """A unique constraint needs an exact-match index first ("missing supporting exact-match
+    index" otherwise; docs.falkordb.com/commands/graph.constraint-create)."""
+
     def score_to_l2(self, score: str) -> str:
         # db.idx.vector.queryNodes with similarityFunction 'euclidean' yields the L2 distance
         # itself as `score` (verified against numpy on 4.16.3).
@@ -44,12 +53,11 @@ class FalkorDBDialect(Dialect):
             f"CREATE INDEX FOR (n:{self.ident(label)}) ON (n.{self.ident(prop)})", write=True)]
 
     def create_unique_constraint(self, label: str, prop: str) -> list[Operation]:
-        # Unique constraints are a Redis command and need an exact-match index first
-        # (docs.falkordb.com/commands/graph.constraint-create). The label and key are Redis
-        # arguments, not Cypher text, so they need no quoting; ident() still validates them.
+        # Unique constraints are a Redis command (docs.falkordb.com/commands/graph.constraint-create).
+        # The label and key are Redis arguments, not Cypher text, so they need no quoting;
+        # ident() still validates them.
         self.ident(label), self.ident(prop)
         return [
-            *self.create_range_index(label, prop),
             EngineCommand("GRAPH.CONSTRAINT",
                           ("CREATE", GRAPH_KEY, "UNIQUE", "NODE", label, "PROPERTIES", 1, prop),
                           description=f"unique constraint on :{label}({prop})"),
@@ -64,7 +72,8 @@ class FalkorDBDialect(Dialect):
         dim = int(dimension)
         return [Statement(
             f"CREATE VECTOR INDEX FOR (n:{self.ident(label)}) ON (n.{self.ident(prop)}) "
-            f"OPTIONS {{dimension: {dim}, similarityFunction: 'euclidean'}}", write=True)]
+            f"OPTIONS {{dimension: {dim}, similarityFunction: 'euclidean', "
+            f"{self.VECTOR_INDEX_OPTIONS}}}", write=True)]
 
     def drop_index(self, info: IndexInfo) -> list[Operation]:
         if info.kind == "unique":

@@ -74,7 +74,7 @@ class Neo4jDialect(Dialect):
             return [Statement(f"DROP CONSTRAINT {self.ident(info.name)} IF EXISTS", write=True)]
         return [Statement(f"DROP INDEX {self.ident(info.name)} IF EXISTS", write=True)]
 
-    def await_indexes(self) -> Statement:
+    def await_indexes(self) -> Statement | None:
         return Statement("CALL db.awaitIndexes($seconds)", {"seconds": 300})
 
     def list_indexes(self) -> Statement:

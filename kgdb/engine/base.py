@@ -89,6 +89,10 @@ class GraphStore(abc.ABC):
     def reset(self) -> None:
         """Delete every node, relationship, index and constraint of this graph."""
 
+    def drop(self) -> None:
+        """Remove the graph itself where the engine has graphs as keys; else empty it."""
+        self.reset()
+
     @abc.abstractmethod
     def server_info(self) -> dict[str, Any]:
         """Engine name and version."""

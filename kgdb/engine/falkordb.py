@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from typing import Any
@@ -113,13 +114,17 @@ class FalkorDBStore(GraphStore):
         self._connect()
 
     def reset(self) -> None:
+        self.drop()
+        self._ensure_graph()
+
+    def drop(self) -> None:
+        """Delete the graph's key altogether (bench graphs, tests)."""
         import redis
 
         try:
             self._db.connection.execute_command("GRAPH.DELETE", self.graph_name)
         except redis.ResponseError:
-            pass  # the graph does not exist yet
-        self._ensure_graph()
+            pass  # the graph does not exist
 
     def close(self) -> None:
         self._db.connection.close()
@@ -184,8 +189,8 @@ def _literal(value: Any) -> str:
         if value.dtype.kind == "f":
             if not np.all(np.isfinite(value)):
                 raise EngineError("cannot send a vector with NaN or infinite values")
-            if value.dtype == np.float32:
-                return "[" + ",".join(["%.9g" % x for x in value.tolist()]) + "]"
+            if value.dtype == np.float32 and value.ndim == 1:
+                return _float32_format(len(value)) % tuple(value.tolist())
             return "[" + ",".join(map(repr, value.tolist())) + "]"
         return _literal(value.tolist())
     if isinstance(value, (list, tuple)):
@@ -198,6 +203,12 @@ def _literal(value: Any) -> str:
             items.append(f"`{k}`:{_literal(v)}")
         return "{" + ",".join(items) + "}"
     raise EngineError(f"cannot send a parameter of type {type(value).__name__}")
+
+
+@functools.lru_cache(maxsize=16)
+def _float32_format(n: int) -> str:
+    # One format operation per vector: '%.9g' round-trips every float32 exactly.
+    return "[" + ",".join(["%.9g"] * n) + "]"
 
 
 def _value(value: Any) -> Any:

@@ -1,0 +1,41 @@
+# Two commands on a fresh machine: `make demo` and `make test`. Each creates .venv and
+# installs what it needs (torch is pinned first: an unpinned torch pulls GBs of CUDA wheels).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.kgdb-installed
+LINT_DEPS := tests/neo4j_lint/node_modules/.kgdb-installed
+
+.PHONY: demo test install lint-deps check bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+lint-deps: $(LINT_DEPS)
+
+$(LINT_DEPS): tests/neo4j_lint/package.json tests/neo4j_lint/package-lock.json
+	npm ci --prefix tests/neo4j_lint --no-audit --no-fund --loglevel=error
+	touch $(LINT_DEPS)
+
+demo: $(STAMP)
+	$(VENV)/bin/kgdb demo
+
+check: $(STAMP)
+	$(PY) -m ruff check kgdb tests
+	$(PY) -m mypy kgdb
+
+test: $(STAMP) $(LINT_DEPS) check
+	$(PY) -m pytest
+
+bench: $(STAMP)
+	$(VENV)/bin/kgdb bench load ../shared/data/metaqa/kb.txt --cold --json
+	$(VENV)/bin/kgdb bench load ../shared/data/metaqa/kb.txt --json
+
+clean:
+	rm -rf $(VENV) tests/neo4j_lint/node_modules .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,53 @@
+"""Benchmarks that print numbers; never timed assertions in tests."""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from kgdb.config import Settings
+from kgdb.errors import KgdbError
+
+
+def bench_load(settings: Settings, file: Path, *, sep: str | None = None, cold: bool = False,
+               keep: bool = False, progress: bool = True) -> dict[str, Any]:
+    """Load ``file`` into a fresh graph; cold uses an empty embedding cache."""
+    from kgdb.embed import CachedEmbedder, EmbeddingCache, default_embedder
+    from kgdb.engine import connect
+    from kgdb.load.triples import load_triples
+
+    if settings.embedded:
+        settings = dataclasses.replace(settings, graph=f"bench_{uuid.uuid4().hex[:8]}")
+    store = connect(settings)
+    tmp = None
+    try:
+        if store.run("MATCH (n) RETURN count(n) AS c").value(0):
+            raise KgdbError(f"bench load needs an empty graph; {store.address} has data")
+        embedder = default_embedder()
+        if cold:
+            tmp = tempfile.TemporaryDirectory(prefix="kgdb-bench-cache-")
+            embedder = CachedEmbedder(embedder.inner,
+                                      EmbeddingCache(Path(tmp.name) / "embeddings.sqlite"))
+        started = time.perf_counter()
+        report = load_triples(store, embedder, file, sep=sep, progress=progress)
+        total = time.perf_counter() - started
+        return {
+            "file": str(file), "engine": store.dialect.NAME, "cache": "cold" if cold else "warm",
+            "triples": report.triples, "entities": report.entities_seen,
+            "relation_types": len(report.predicates),
+            "total_s": round(total, 2),
+            "embedding_s": round(report.embed_seconds, 2),
+            "entities_per_s": round(report.entities_seen / total, 1),
+            "triples_per_s": round(report.triples / total, 1),
+            "embedded_texts": embedder.misses, "cached_texts": embedder.hits,
+        }
+    finally:
+        if not keep and settings.embedded:
+            store.drop()
+        store.close()
+        if tmp is not None:
+            tmp.cleanup()

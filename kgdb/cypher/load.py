@@ -1,0 +1,32 @@
+"""Statements of the loaders. Each batch is one statement: written wholly or not at all."""
+
+from __future__ import annotations
+
+from kgdb.dialects.base import Dialect
+from kgdb.statement import Statement
+
+
+def match_embedded_entities() -> Statement:
+    """Which of ``$ids`` exist already with an embedding (so reloads skip them)."""
+    return Statement(
+        "UNWIND $ids AS id\n"
+        "MATCH (e:Entity {id: id})\n"
+        "WHERE e.embedding IS NOT NULL\n"
+        "RETURN e.id AS id")
+
+
+def merge_entities(d: Dialect) -> Statement:
+    """``$rows``: {id, name, embedding}."""
+    return Statement(
+        "UNWIND $rows AS row\n"
+        "MERGE (e:Entity {id: row.id})\n"
+        f"SET e.name = row.name, e.embedding = {d.vector_value('row.embedding')}", write=True)
+
+
+def merge_facts(d: Dialect, predicate: str) -> Statement:
+    """``$rows``: {h, t} entity ids; one relationship typed by ``predicate`` per row."""
+    return Statement(
+        "UNWIND $rows AS row\n"
+        "MATCH (h:Entity {id: row.h})\n"
+        "MATCH (t:Entity {id: row.t})\n"
+        f"MERGE (h)-[:{d.ident(predicate)}]->(t)", write=True)

@@ -1,0 +1,277 @@
+"""Load (subject, predicate, object) triples: entities as ``(:Entity {id, name, embedding})``,
+facts as relationships typed by their predicate, one ``(:RelationType)`` per predicate.
+
+Batched and idempotent (MERGE): loading a file twice changes no count. Each batch is checked
+before anything of it is written; with ``on_error="fail"`` a bad line stops the load before its
+batch (earlier batches stay, and re-running the same command resumes), with ``"skip"`` bad lines
+go to a rejects file and the good ones load.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kgdb.cypher import catalog, load
+from kgdb.embed.base import Embedder
+from kgdb.engine.base import GraphStore, batched
+from kgdb.errors import InvalidIdentifierError, LoadError
+from kgdb.schema.apply import ensure_base_schema
+from kgdb.schema.model import humanize
+from kgdb.statement import Statement
+
+FORMATS = ("tsv", "csv", "jsonl")
+ENTITY_BATCH = 500
+"""Entities per statement: each carries a vector, so statements stay a few MB."""
+
+_JSON_KEYS = (("subject", "head", "s", "h"), ("predicate", "relation", "p", "r"),
+              ("object", "tail", "o", "t"))
+
+
+@dataclass(frozen=True)
+class Triple:
+    line: int
+    subject: str
+    predicate: str
+    object: str
+
+
+@dataclass(frozen=True)
+class BadLine:
+    line: int
+    reason: str
+    raw: str
+
+
+@dataclass
+class LoadReport:
+    file: str
+    lines: int = 0
+    triples: int = 0
+    rejected: int = 0
+    entities_written: int = 0
+    entities_seen: int = 0
+    predicates: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    embed_seconds: float = 0.0
+    rejects_file: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "file": self.file, "lines": self.lines, "triples": self.triples,
+            "rejected": self.rejected, "entities_seen": self.entities_seen,
+            "entities_written": self.entities_written, "predicates": self.predicates,
+            "seconds": round(self.seconds, 3), "embed_seconds": round(self.embed_seconds, 3),
+            "triples_per_s": round(self.triples / self.seconds, 1) if self.seconds else None,
+            "rejects_file": self.rejects_file,
+        }
+
+
+def read_triples(path: Path, fmt: str | None = None,
+                 sep: str | None = None) -> Iterator[Triple | BadLine]:
+    """Parse a triples file line by line; bad lines come back as :class:`BadLine`."""
+    fmt = fmt or _guess_format(path)
+    if fmt not in FORMATS:
+        raise LoadError(f"{path}: unknown format {fmt!r} (use one of {', '.join(FORMATS)})")
+    try:
+        handle = open(path, "rb")
+    except OSError as exc:
+        raise LoadError(f"{path}: cannot open: {exc.strerror or exc}") from None
+    with handle:
+        for number, raw_bytes in enumerate(handle, start=1):
+            try:
+                raw = raw_bytes.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as exc:
+                yield BadLine(number, f"not valid UTF-8 ({exc.reason} at byte {exc.start})",
+                              raw_bytes.decode("utf-8", "replace").rstrip("\r\n"))
+                continue
+            if not raw.strip():
+                continue
+            if fmt == "jsonl":
+                yield _parse_json(number, raw)
+                continue
+            if fmt == "csv":
+                fields = next(csv.reader(io.StringIO(raw)), [])
+                if number == 1 and [f.strip().lower() for f in fields] in _HEADERS:
+                    continue
+                shown = ","
+            else:
+                sep = sep or ("\t" if "\t" in raw else "|")
+                fields = raw.split(sep)
+                shown = "TAB" if sep == "\t" else repr(sep)
+            if len(fields) != 3:
+                yield BadLine(number, f"expected 3 fields separated by {shown}, found "
+                              f"{len(fields)}", raw)
+                continue
+            yield _triple(number, fields, raw)
+
+
+_HEADERS = [["subject", "predicate", "object"], ["head", "relation", "tail"], ["s", "p", "o"],
+            ["h", "r", "t"]]
+
+
+def _guess_format(path: Path) -> str:
+    suffix = path.suffix.lower()
+    return {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(suffix, "tsv")
+
+
+def _parse_json(number: int, raw: str) -> Triple | BadLine:
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return BadLine(number, f"invalid JSON: {exc.msg} at column {exc.colno}", raw)
+    if isinstance(value, list) and len(value) == 3:
+        return _triple(number, [str(v) if v is not None else "" for v in value], raw)
+    if not isinstance(value, dict):
+        return BadLine(number, "expected an object with subject, predicate, object", raw)
+    fields = []
+    for names in _JSON_KEYS:
+        found = next((value[n] for n in names if n in value), None)
+        if found is None:
+            return BadLine(number, f"missing {names[0]!r}", raw)
+        if not isinstance(found, (str, int, float)) or isinstance(found, bool):
+            return BadLine(number, f"{names[0]!r} must be a string or number", raw)
+        fields.append(str(found))
+    return _triple(number, fields, raw)
+
+
+def _triple(number: int, fields: list[str], raw: str) -> Triple | BadLine:
+    subject, predicate, obj = (f.strip() for f in fields)
+    for name, value in (("subject", subject), ("predicate", predicate), ("object", obj)):
+        if not value:
+            return BadLine(number, f"empty {name}", raw)
+    return Triple(number, subject, predicate, obj)
+
+
+def count_lines(path: Path) -> int:
+    try:
+        with open(path, "rb") as f:
+            return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+    except OSError as exc:
+        raise LoadError(f"{path}: cannot open: {exc.strerror or exc}") from None
+
+
+def load_triples(store: GraphStore, embedder: Embedder, path: str | Path, *,
+                 fmt: str | None = None, sep: str | None = None, on_error: str = "fail",
+                 batch_size: int = 5000, rejects_path: str | Path | None = None,
+                 progress: bool = True) -> LoadReport:
+    from tqdm import tqdm
+
+    path = Path(path)
+    if on_error not in ("fail", "skip"):
+        raise LoadError(f"--on-error must be 'fail' or 'skip', not {on_error!r}")
+    started = time.perf_counter()
+    embed_before = getattr(embedder, "compute_seconds", 0.0)
+    total = count_lines(path)
+    ensure_base_schema(store, embedder)
+    report = LoadReport(str(path))
+    rejects_file = Path(rejects_path) if rejects_path else path.with_name(path.name + ".rejects")
+    rejects = None
+    seen_entities: set[str] = set()
+    seen_predicates: set[str] = set()
+    bar = tqdm(total=total, unit="rows", unit_scale=True, file=sys.stderr, disable=not progress,
+               desc=f"loading {path.name}", mininterval=0.5, dynamic_ncols=True)
+    try:
+        for batch in batched(read_triples(path, fmt, sep), batch_size):
+            good, bad = _check(store, batch)
+            report.lines += len(batch)
+            if bad and on_error == "fail":
+                first, last = batch[0].line, batch[-1].line
+                more = f" (and {len(bad) - 1} more bad lines in this batch)" if len(bad) > 1 else ""
+                raise LoadError(
+                    f"{path}:{bad[0].line}: {bad[0].reason}{more}; nothing from lines "
+                    f"{first}-{last} was written" + (f", lines before {first} are loaded" if
+                                                     first > 1 else "") +
+                    "; fix the file and run the same command again (loading is idempotent), "
+                    "or add --on-error skip")
+            if bad:
+                if rejects is None:
+                    rejects = open(rejects_file, "w", encoding="utf-8")
+                    report.rejects_file = str(rejects_file)
+                for b in bad:
+                    rejects.write(f"{b.line}\t{b.reason}\t{b.raw}\n")
+                report.rejected += len(bad)
+            _write_batch(store, embedder, good, seen_entities, seen_predicates, report)
+            bar.update(len(batch))
+            bar.set_postfix(entities=len(seen_entities), refresh=False)
+    finally:
+        bar.close()
+        if rejects is not None:
+            rejects.close()
+    report.entities_seen = len(seen_entities)
+    report.seconds = time.perf_counter() - started
+    report.embed_seconds = getattr(embedder, "compute_seconds", 0.0) - embed_before
+    return report
+
+
+def _check(store: GraphStore, batch: list[Triple | BadLine]) -> tuple[list[Triple], list[BadLine]]:
+    good: list[Triple] = []
+    bad: list[BadLine] = []
+    for item in batch:
+        if isinstance(item, BadLine):
+            bad.append(item)
+            continue
+        try:
+            store.dialect.ident(item.predicate)
+        except InvalidIdentifierError as exc:
+            bad.append(BadLine(item.line, f"predicate cannot be a relationship type: {exc}",
+                               f"{item.subject}|{item.predicate}|{item.object}"))
+            continue
+        good.append(item)
+    return good, bad
+
+
+def _write_batch(store: GraphStore, embedder: Embedder, triples: list[Triple],
+                 seen_entities: set[str], seen_predicates: set[str], report: LoadReport) -> None:
+    d = store.dialect
+    new_predicates = sorted({t.predicate for t in triples} - seen_predicates)
+    if new_predicates:
+        texts = [humanize(p) for p in new_predicates]
+        vectors = embedder.embed(texts)
+        store.run(catalog.merge_relation_types(d), {"rows": [
+            {"name": p, "text": text, "embedding": v}
+            for p, text, v in zip(new_predicates, texts, vectors, strict=True)]})
+        seen_predicates.update(new_predicates)
+    names = list(dict.fromkeys(n for t in triples for n in (t.subject, t.object)
+                               if n not in seen_entities))
+    if names:
+        present = {r["id"] for r in
+                   store.run(load.match_embedded_entities(), {"ids": names}).records()}
+        missing = [n for n in names if n not in present]
+        vectors = embedder.embed(missing)
+        statement = load.merge_entities(d)
+        _in_parallel(store, [
+            statement.with_params(rows=[{"id": n, "name": n, "embedding": v}
+                                        for n, v in zip(chunk, vectors[i:i + len(chunk)],
+                                                        strict=True)])
+            for i, chunk in zip(range(0, len(missing), ENTITY_BATCH),
+                                batched(missing, ENTITY_BATCH), strict=True)])
+        report.entities_written += len(missing)
+        seen_entities.update(names)
+    by_predicate: dict[str, list[dict[str, str]]] = {}
+    for t in triples:
+        by_predicate.setdefault(t.predicate, []).append({"h": t.subject, "t": t.object})
+    _in_parallel(store, [load.merge_facts(d, predicate).with_params(rows=rows)
+                         for predicate, rows in by_predicate.items()])
+    for predicate, rows in by_predicate.items():
+        report.predicates[predicate] = report.predicates.get(predicate, 0) + len(rows)
+    report.triples += len(triples)
+
+
+def _in_parallel(store: GraphStore, statements: list[Statement]) -> None:
+    """Run independent statements two at a time: while the engine works on one, Python
+    serialises the next (the engine serialises the writes themselves)."""
+    if len(statements) <= 1:
+        for statement in statements:
+            store.run(statement)
+        return
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for future in [pool.submit(store.run, s) for s in statements]:
+            future.result()

@@ -1,0 +1,194 @@
+"""Put a schema into the graph: indexes and constraints, the type catalog, concept trees.
+
+Applying the same schema twice changes nothing: indexes are diffed against what the engine
+reports, catalog nodes are MERGEd. The embedding model and dimension are recorded on a
+``(:KgdbMeta {key: 'embedding'})`` node; a model of another dimension is refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kgdb.cypher import catalog
+from kgdb.dialects.base import Dialect, IndexInfo
+from kgdb.embed.base import Embedder
+from kgdb.engine.base import GraphStore
+from kgdb.errors import EmbeddingDimensionError
+from kgdb.schema.model import Schema, TypeDef
+from kgdb.statement import Operation
+
+EMBEDDING_KEY = "embedding"
+
+UNIQUE_KEYS = [("Entity", "id"), ("Event", "id"), ("Concept", "id"), ("Chunk", "id"),
+               ("Document", "id"), ("EntityType", "name"), ("RelationType", "name"),
+               ("KgdbMeta", "key")]
+"""The identity of every kind of node kgdb writes."""
+
+FULLTEXT = [("Entity", ("name", "description", "summary")), ("Event", ("name", "description")),
+            ("Concept", ("name", "description")), ("Chunk", ("text",))]
+
+VECTOR_LABELS = ["Entity", "Event", "Concept", "Chunk", "RelationType", "EntityType"]
+"""Labels whose ``embedding`` property has a vector index (L2)."""
+
+
+@dataclass(frozen=True)
+class IndexSpec:
+    kind: str
+    label: str
+    properties: tuple[str, ...]
+    dimension: int | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str, tuple[str, ...]]:
+        return (self.kind, "node", self.label, self.properties)
+
+    def describe(self) -> str:
+        extra = f", {self.dimension} dims" if self.dimension else ""
+        noun = "constraint" if self.kind == "unique" else "index"
+        return f"{self.kind} {noun} on :{self.label}({', '.join(self.properties)}{extra})"
+
+
+@dataclass
+class ApplyReport:
+    created: list[str] = field(default_factory=list)
+    existing: list[str] = field(default_factory=list)
+    entity_types: int = 0
+    relation_types: int = 0
+    concepts: int = 0
+
+    def to_json(self) -> dict[str, object]:
+        return {"created": self.created, "existing": self.existing,
+                "entity_types": self.entity_types, "relation_types": self.relation_types,
+                "concepts": self.concepts}
+
+
+def desired_indexes(schema: Schema, dimension: int, *, unique_needs_range: bool) -> list[IndexSpec]:
+    specs: list[IndexSpec] = []
+    for label, prop in UNIQUE_KEYS:
+        if unique_needs_range:
+            specs.append(IndexSpec("range", label, (prop,)))
+        specs.append(IndexSpec("unique", label, (prop,)))
+    specs += [IndexSpec("range", label, ("name",)) for label in ("Entity", "Concept")]
+    specs += [IndexSpec("fulltext", label, props) for label, props in FULLTEXT]
+    specs += [IndexSpec("vector", label, ("embedding",), dimension) for label in VECTOR_LABELS]
+    for t in schema.types:
+        ranged = [p.name for p in t.properties if p.index == "Range"]
+        specs += [IndexSpec("range", t.name, (p,)) for p in ranged]
+        texts = tuple(p.name for p in t.properties if p.index == "Text")
+        if texts:
+            specs.append(IndexSpec("fulltext", t.name, texts))
+    return specs
+
+
+def index_operations(dialect: Dialect, spec: IndexSpec) -> list[Operation]:
+    """The statements (and engine commands) that create one index or constraint."""
+    if spec.kind == "unique":
+        return dialect.create_unique_constraint(spec.label, spec.properties[0])
+    if spec.kind == "range":
+        return dialect.create_range_index(spec.label, spec.properties[0])
+    if spec.kind == "fulltext":
+        return dialect.create_fulltext_index(spec.label, spec.properties)
+    assert spec.dimension is not None
+    return dialect.create_vector_index(spec.label, spec.properties[0], spec.dimension)
+
+
+def check_embedding(store: GraphStore, embedder: Embedder,
+                    indexes: list[IndexInfo] | None = None) -> bool:
+    """Refuse an embedder that does not fit the graph; True when the graph has a setting."""
+    indexes = store.indexes() if indexes is None else indexes
+    fix = ("use the model the graph was built with (KGDB_EMBED_MODEL), or start a new graph "
+           "(kgdb db reset --yes, or another KGDB_GRAPH)")
+    for info in indexes:
+        if info.kind == "vector" and info.dimension and info.dimension != embedder.dimension:
+            raise EmbeddingDimensionError(
+                f"the vector index on :{info.label}({info.properties[0]}) has {info.dimension} "
+                f"dimensions but the embedding model {embedder.model_id} gives "
+                f"{embedder.dimension}; {fix}")
+    row = store.run(catalog.read_setting(), {"key": EMBEDDING_KEY}).single()
+    if row is None:
+        return False
+    if row["dimension"] != embedder.dimension or row["model"] != embedder.model_id:
+        raise EmbeddingDimensionError(
+            f"the graph's embeddings come from {row['model']} ({row['dimension']} dimensions) "
+            f"but the configured model is {embedder.model_id} ({embedder.dimension} "
+            f"dimensions); {fix}")
+    return True
+
+
+def ensure_base_schema(store: GraphStore, embedder: Embedder) -> None:
+    """Apply the built-in schema unless the graph already has one (loaders call this)."""
+    if not check_embedding(store, embedder):
+        apply_schema(store, Schema(source="<built-in>"), embedder)
+
+
+def apply_schema(store: GraphStore, schema: Schema, embedder: Embedder) -> ApplyReport:
+    dialect = store.dialect
+    report = ApplyReport()
+    existing = store.indexes()
+    check_embedding(store, embedder, existing)
+    have = {info.key for info in existing}
+    for spec in desired_indexes(schema, embedder.dimension,
+                                unique_needs_range=dialect.UNIQUE_NEEDS_RANGE_INDEX):
+        if spec.key in have:
+            report.existing.append(spec.describe())
+            continue
+        for op in index_operations(dialect, spec):
+            store.execute(op)
+        have.add(spec.key)
+        report.created.append(spec.describe())
+    store.run(catalog.merge_setting(), {"key": EMBEDDING_KEY, "model": embedder.model_id,
+                                        "dimension": embedder.dimension})
+    _apply_catalog(store, schema, embedder, report)
+    wait = dialect.await_indexes()
+    if wait is not None:
+        store.run(wait)
+    return report
+
+
+def _apply_catalog(store: GraphStore, schema: Schema, embedder: Embedder,
+                   report: ApplyReport) -> None:
+    d = store.dialect
+    types = list(schema.types)
+    if types:
+        vectors = embedder.embed([t.text for t in types])
+        store.run(catalog.merge_entity_types(d), {"rows": [
+            {"name": t.name, "kind": t.kind, "alias": t.alias, "description": t.description,
+             "parent": t.parent, "text": t.text, "embedding": v}
+            for t, v in zip(types, vectors, strict=True)]})
+        links = [{"child": t.name, "parent": t.parent} for t in types if t.parent]
+        if links:
+            store.run(catalog.merge_type_hierarchy(), {"rows": links})
+        report.entity_types = len(types)
+    relations = {r.name: (t, r) for t, r in schema.relations()}
+    if relations:
+        pairs = list(relations.values())
+        vectors = embedder.embed([r.text for _, r in pairs])
+        store.run(catalog.merge_relation_types(d), {"rows": [
+            {"name": r.name, "text": r.text, "embedding": v}
+            for (_, r), v in zip(pairs, vectors, strict=True)]})
+        store.run(catalog.describe_relation_types(), {"rows": [
+            {"name": r.name, "source": t.name, "target": r.target, "description": r.description}
+            for t, r in pairs]})
+        report.relation_types = len(pairs)
+    for t in types:
+        report.concepts += _apply_concepts(store, t, embedder)
+
+
+def concept_id(concept_type: str, name: str) -> str:
+    """Concepts are identified as ``Type/Name``, as the rule language writes them."""
+    return f"{concept_type}/{name}"
+
+
+def _apply_concepts(store: GraphStore, t: TypeDef, embedder: Embedder) -> int:
+    pairs = [pair for root in t.concepts for pair in root.walk()]
+    if not pairs:
+        return 0
+    vectors = embedder.embed([name for name, _ in pairs])
+    store.run(catalog.merge_concepts(store.dialect, t.name), {"rows": [
+        {"id": concept_id(t.name, name), "name": name, "embedding": v}
+        for (name, _), v in zip(pairs, vectors, strict=True)]})
+    links = [{"child": concept_id(t.name, n), "parent": concept_id(t.name, p)}
+             for n, p in pairs if p]
+    if links:
+        store.run(catalog.merge_concept_links(), {"rows": links})
+    return len(pairs)
