@@ -1,14 +1,13 @@
 """CLI verbs for SimGRAG: ``kgdb pattern``, ``kgdb ask``, ``kgdb eval metaqa``, ``kgdb bench retrieve``.
 
-Register in kgdb/cli.py with ``cli.add_command(...)`` for ``pattern_command``, ``ask_command``,
-``eval_group`` and ``bench_group``. Expected failures end as one line on stderr and exit 1.
+Registered in kgdb/cli.py (``pattern_command``, ``ask_command``, ``eval_group`` on the group,
+``bench_retrieve_command`` under ``kgdb bench``). Expected failures end as one line, exit 1.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -58,10 +57,29 @@ def _retrieval_options(func: F) -> F:
 
 
 def _open() -> tuple[Any, Any]:
+    """The store and embedder of the ``kgdb`` group's context (``--uri``/``--graph``), else
+    the configured ones."""
+    ctx = click.get_current_context(silent=True)
+    obj = ctx.find_root().obj if ctx is not None else None
+    if obj is not None and hasattr(obj, "store") and hasattr(obj, "embedder"):
+        return _Borrowed(obj.store), obj.embedder
     from kgdb.embed import default_embedder
     from kgdb.engine import connect
 
     return connect(), default_embedder()
+
+
+class _Borrowed:
+    """A store owned by the CLI context: ``with`` uses it without closing it."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    def __enter__(self) -> Any:
+        return self.store
+
+    def __exit__(self, *exc: object) -> None:
+        pass
 
 
 def _print_retrieval(result: Retrieval) -> None:
@@ -128,8 +146,8 @@ def ask_command(question: str, solver: str, verify: bool, examples: str, k: int,
     shots = load_examples(examples)
     client = ChatClient()
     pattern = query_to_pattern(client, question, shots)
-    store, embedder = _open()
-    with store:
+    opened, embedder = _open()
+    with opened as store:
         result = search(store, embedder, pattern, k=k, k_nodes=k_nodes,
                         k_relations=k_relations, k_types=k_types, engine=engine)
     answer = generate_answer(client, question, result.subgraphs, shots, verify=verify)
@@ -163,8 +181,8 @@ def _metaqa_run(questions_files: tuple[Path, ...], patterns: str, limit: int | N
     questions = []
     for path in questions_files:
         questions += read_questions(path)[: limit or None]
-    store, embedder = _open()
-    with store:
+    opened, embedder = _open()
+    with opened as store:
         return evaluate(store, embedder, questions, **options)
 
 
@@ -207,12 +225,7 @@ def eval_metaqa_command(questions_files: tuple[Path, ...], patterns: str, k: int
         _print_report(report)
 
 
-@click.group("bench")
-def bench_group() -> None:
-    """Measure latency."""
-
-
-@bench_group.command("retrieve")
+@click.command("retrieve")
 @click.option("--questions", "questions_files", multiple=True, required=True,
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="MetaQA question file(s) whose oracle patterns are retrieved.")
@@ -238,9 +251,3 @@ def bench_retrieve_command(questions_files: tuple[Path, ...], k: int, k_nodes: i
                        f"p99 {p['p99']:8.2f}  max {p['max']:8.2f} ms")
 
 
-COMMANDS = [pattern_command, ask_command, eval_group, bench_group]
-
-
-def main() -> None:  # pragma: no cover - for `python -m kgdb.retrieve.commands`
-    cli = click.Group("kgdb", commands={c.name or "": c for c in COMMANDS})
-    sys.exit(cli.main(standalone_mode=True))
