@@ -88,7 +88,7 @@ def read_questions(path: Path) -> list[Question]:
 
 
 def oracle_pattern(question: Question) -> Pattern:
-    """The pattern for ``question``: answer node is the last node (``n<hops>``)."""
+    """The pattern for ``question`` (its answer node: :func:`answer_var`)."""
     steps = question.steps
     if len(steps) < 2:
         raise MetaQAError(f"line {question.line}: question type {question.qtype!r} has no step")
@@ -108,6 +108,12 @@ def oracle_pattern(question: Question) -> Pattern:
             raise MetaQAError(f"line {question.line}: no relation phrase for {kind!r}")
         triples.append((movie, RELATION_PHRASES[kind], other))
     return pattern_from_triples(triples)
+
+
+def answer_var(question: Question, pattern: Pattern) -> str:
+    """The pattern variable of the answer: the UNKNOWN node of the chain's last step."""
+    last = f"UNKNOWN {question.steps[-1].replace('_', ' ')} {question.hops}"
+    return next(n.var for n in pattern.nodes if n.display == last)
 
 
 def answer_matches(name: str, gold: frozenset[str]) -> bool:
@@ -132,9 +138,9 @@ class Outcome:
 def evaluate_question(store: GraphStore, embedder: Embedder, question: Question, *,
                       k: int = 3, **options: Any) -> tuple[Outcome, Retrieval]:
     pattern = oracle_pattern(question)
-    answer_var = pattern.nodes[-1].var
+    var = answer_var(question, pattern)
     result = search(store, embedder, pattern, k=k, **options)
-    names = [s.value_of(answer_var) for s in result.subgraphs]
+    names = [s.value_of(var) for s in result.subgraphs]
     hits = [answer_matches(n, question.answers) for n in names]
     topic = [(c.id, round(c.distance, 4)) for c in
              result.candidates.get(f"node:{question.topic}", [])][:5]

@@ -6,7 +6,7 @@ import pytest
 
 from kgdb.ir import PatternError, parse_unknown, pattern_from_triples, pattern_triples
 from kgdb.llm import OutputParseError
-from kgdb.retrieve.metaqa import Question, answer_matches, oracle_pattern
+from kgdb.retrieve.metaqa import Question, answer_matches, answer_var, oracle_pattern
 from kgdb.retrieve.simgrag_llm import (
     answer_prompt,
     load_examples,
@@ -159,7 +159,8 @@ def test_oracle_patterns_follow_the_question_direction():
     p = oracle_pattern(_q("[Ugly] writer's films' actors' movies' genres",
                           "movie_to_actor_to_movie_to_genre"))
     assert [t[1] for t in pattern_triples(p)] == ["starred", "starred", "genre"]
-    assert p.nodes[-1].types == ("genre",)
+    assert p.node(answer_var(_q("[Ugly] x", "movie_to_actor_to_movie_to_genre"), p)).types == (
+        "genre",)
     # never the graph's own predicate names
     for t in pattern_triples(p):
         assert "_" not in t[1]
