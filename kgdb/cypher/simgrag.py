@@ -29,6 +29,11 @@ from kgdb.statement import Statement
 
 NodeMode = Literal["ids", "labels", "any"]
 EdgeMode = Literal["types", "any"]
+Distinct = Literal["all", "known"]
+"""Which pattern nodes must map to distinct entities: ``all`` (isomorphism, the paper), or
+``known``: known nodes differ from every node and adjacent nodes differ, but two unknown
+nodes that are not neighbours may map to the same entity (a homomorphic image, as MetaQA's
+answers allow: the writer of a movie may be the director of the next one)."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,16 @@ class EdgeSlot:
     source: int
     target: int
     mode: EdgeMode
+
+
+def must_differ(plan: MatchPlan, a: int, b: int, distinct: Distinct) -> bool:
+    """Whether pattern nodes ``a`` and ``b`` must map to different entities."""
+    if distinct == "all":
+        return True
+    nodes = {slot.index: slot for slot in plan.nodes}
+    if nodes[a].mode == "ids" or nodes[b].mode == "ids":
+        return True
+    return any({e.source, e.target} == {a, b} for e in plan.edges)
 
 
 @dataclass(frozen=True)
@@ -115,7 +130,7 @@ def _edge_distance(var: str, slot: EdgeSlot) -> str | None:
 
 
 def match_topk(dialect: Dialect, plan: MatchPlan, *, label: str = "Entity",
-               prune: bool = False) -> Statement:
+               prune: bool = False, distinct: Distinct = "all") -> Statement:
     """The top-``$k`` subgraphs isomorphic to the plan's pattern, by Graph Semantic Distance.
 
     GSD is the paper's equation (3): the sum of the candidates' distances for known nodes
@@ -177,7 +192,8 @@ def match_topk(dialect: Dialect, plan: MatchPlan, *, label: str = "Entity",
         else:
             lines.append(f"MATCH (n{u})-[{r}]-(n{w}{node_label})")
             conditions += _node_filter(f"n{w}", nodes[w])
-            conditions += [f"n{w} <> n{b}" for b in bound_nodes]
+            conditions += [f"n{w} <> n{b}" for b in bound_nodes
+                           if must_differ(plan, w, b, distinct)]
             bound_nodes.append(w)
         conditions += [f"{r} <> r{b}" for b in bound_edges]
         bound_edges.append(j)

@@ -16,7 +16,7 @@ import click
 
 from kgdb.errors import KgdbError
 from kgdb.ir import pattern_triples
-from kgdb.retrieve.simgrag import ENGINES, Retrieval, search
+from kgdb.retrieve.simgrag import DISTINCT, ENGINES, Retrieval, search
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -51,6 +51,10 @@ def _retrieval_options(func: F) -> F:
                      show_default=True,
                      help="cypher: one generated statement per component; optimized: the "
                           "paper's pruned greedy search, one Cypher step per expansion."),
+        click.option("--distinct", type=click.Choice(list(DISTINCT)), default="all",
+                     show_default=True,
+                     help="all: isomorphic subgraphs (the paper); known: unknown nodes that "
+                          "are not neighbours may be the same entity."),
     ]):
         func = option(func)
     return func
@@ -137,7 +141,7 @@ def pattern_command(question: str, examples: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Answer, evidence and Cypher as JSON.")
 @_one_line_errors
 def ask_command(question: str, solver: str, verify: bool, examples: str, k: int,
-                k_nodes: int, k_relations: int, k_types: int, engine: str,
+                k_nodes: int, k_relations: int, k_types: int, engine: str, distinct: str,
                 as_json: bool) -> None:
     """Answer QUESTION from the graph: pattern, top-k subgraphs, answer citing them."""
     from kgdb.llm import ChatClient
@@ -149,7 +153,8 @@ def ask_command(question: str, solver: str, verify: bool, examples: str, k: int,
     opened, embedder = _open()
     with opened as store:
         result = search(store, embedder, pattern, k=k, k_nodes=k_nodes,
-                        k_relations=k_relations, k_types=k_types, engine=engine)
+                        k_relations=k_relations, k_types=k_types, engine=engine,
+                        distinct=distinct)
     answer = generate_answer(client, question, result.subgraphs, shots, verify=verify)
     if as_json:
         payload = {"question": question, "solver": solver, "answer": answer.text,
@@ -214,11 +219,12 @@ def _print_report(report: dict[str, Any]) -> None:
 @click.option("--json", "as_json", is_flag=True, help="The full report as JSON.")
 @_one_line_errors
 def eval_metaqa_command(questions_files: tuple[Path, ...], patterns: str, k: int, k_nodes: int,
-                        k_relations: int, k_types: int, engine: str, limit: int | None,
-                        as_json: bool) -> None:
+                        k_relations: int, k_types: int, engine: str, distinct: str,
+                        limit: int | None, as_json: bool) -> None:
     """Hits@k, hits@1 and latency per hop of SimGRAG retrieval on MetaQA questions."""
     report = _metaqa_run(questions_files, patterns, limit, k=k, k_nodes=k_nodes,
-                         k_relations=k_relations, k_types=k_types, engine=engine)
+                         k_relations=k_relations, k_types=k_types, engine=engine,
+                         distinct=distinct)
     if as_json:
         click.echo(json.dumps(report, indent=2, ensure_ascii=False))
     else:
@@ -234,11 +240,12 @@ def eval_metaqa_command(questions_files: tuple[Path, ...], patterns: str, k: int
 @click.option("--json", "as_json", is_flag=True)
 @_one_line_errors
 def bench_retrieve_command(questions_files: tuple[Path, ...], k: int, k_nodes: int,
-                           k_relations: int, k_types: int, engine: str, limit: int | None,
-                           as_json: bool) -> None:
+                           k_relations: int, k_types: int, engine: str, distinct: str,
+                           limit: int | None, as_json: bool) -> None:
     """Latency percentiles of SimGRAG retrieval, split into embedding, vector search, matching."""
     report = _metaqa_run(questions_files, "oracle", limit, k=k, k_nodes=k_nodes,
-                         k_relations=k_relations, k_types=k_types, engine=engine)
+                         k_relations=k_relations, k_types=k_types, engine=engine,
+                         distinct=distinct)
     if as_json:
         click.echo(json.dumps({hop: {"questions": row["questions"],
                                      "latency_ms": row["latency_ms"]}

@@ -46,6 +46,7 @@ from kgdb.statement import Statement
 
 Engine = Literal["cypher", "optimized"]
 ENGINES: tuple[str, ...] = ("cypher", "optimized")
+DISTINCT: tuple[str, ...] = ("all", "known")
 
 ENTITY_LABEL = "Entity"
 PRUNE_SLACKS = (0.0, 0.25, 0.75, 1.75, 3.75)
@@ -134,12 +135,17 @@ class RetrievalSettings:
     engine: str = "cypher"
     prune: bool = True
     label: str = ENTITY_LABEL
+    distinct: str = "all"
+    """``all``: isomorphism (the paper); ``known``: see :data:`kgdb.cypher.simgrag.Distinct`."""
 
     def check(self) -> None:
         for name in ("k", "k_nodes", "k_relations", "k_types"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise RetrievalError(f"{name} must be a positive integer, not {value!r}")
+        if self.distinct not in DISTINCT:
+            raise RetrievalError(f"unknown node distinctness {self.distinct!r}; choose one of "
+                                 f"{', '.join(DISTINCT)}")
         if self.engine not in ENGINES:
             raise RetrievalError(f"unknown retrieval engine {self.engine!r}; choose one of "
                                  f"{', '.join(ENGINES)}")
@@ -331,8 +337,10 @@ def _cypher_engine(store: GraphStore, inp: _ComponentInput, component: int,
                    settings: RetrievalSettings, statements: list[Statement]) -> list[Subgraph]:
     plan = plan_component(inp)
     params = _match_params(inp, settings.k)
+    distinct: cy.Distinct = "known" if settings.distinct == "known" else "all"
     if not settings.prune:
-        statement = cy.match_topk(store.dialect, plan, label=settings.label).with_params(**params)
+        statement = cy.match_topk(store.dialect, plan, label=settings.label,
+                                  distinct=distinct).with_params(**params)
         statements.append(statement)
         return _rows_to_subgraphs(store.run(statement).records(), component, inp)
     # Lower bounds of what is still unmatched after each step (equation 9 + 10).
@@ -356,7 +364,8 @@ def _cypher_engine(store: GraphStore, inp: _ComponentInput, component: int,
          for cands in inp.nodes],
         [max((c.distance for c in cands), default=0.0) if cands is not None else None
          for cands in inp.edges])
-    statement = cy.match_topk(store.dialect, plan, label=settings.label, prune=True)
+    statement = cy.match_topk(store.dialect, plan, label=settings.label, prune=True,
+                             distinct=distinct)
     for slack in PRUNE_SLACKS:
         tau = min(lower + slack, upper)
         # The in-query sum adds the bound last, not in canonical order: a relative 1e-9
@@ -367,7 +376,8 @@ def _cypher_engine(store: GraphStore, inp: _ComponentInput, component: int,
                             and float(rows[settings.k - 1]["gsd"]) <= tau):
             statements.append(run)
             return _rows_to_subgraphs(rows, component, inp)
-    final = cy.match_topk(store.dialect, plan, label=settings.label).with_params(
+    final = cy.match_topk(store.dialect, plan, label=settings.label,
+                          distinct=distinct).with_params(
         **{k: v for k, v in params.items() if not k.startswith("lb")})
     statements.append(final)
     return _rows_to_subgraphs(store.run(final).records(), component, inp)
@@ -391,6 +401,7 @@ def _optimized_engine(store: GraphStore, inp: _ComponentInput, component: int,
                           list[Subgraph], int]:
     plan = plan_component(inp)
     dialect = store.dialect
+    distinct: cy.Distinct = "known" if settings.distinct == "known" else "all"
     node_min, edge_min = _known_minima(inp)
     n_nodes, n_edges = len(inp.nodes), len(inp.edges)
     edges = {s.index: s for s in plan.edges}
@@ -484,7 +495,8 @@ def _optimized_engine(store: GraphStore, inp: _ComponentInput, component: int,
             rows = run(statement.with_params(**params))
             cache[cache_key] = rows
         used = {e for e in state.edges if e is not None}
-        taken = {x for x in state.nodes if x is not None}
+        taken = {x: i for i, x in enumerate(state.nodes) if x is not None and
+                 cy.must_differ(plan, i, w, distinct)}
         # Greedy order within an expansion (line 13): smaller added distance first; the
         # heap orders everything by bound anyway.
         for row in rows:
@@ -520,10 +532,16 @@ def inp_mode(inp: _ComponentInput, i: int) -> cy.NodeMode:
 # ---------------------------------------------------------------------- entry points
 def search(store: GraphStore, embedder: Embedder, pattern: Pattern, *, k: int = 3,
            k_nodes: int = 16, k_relations: int = 16, k_types: int = 16,
-           engine: str = "cypher", prune: bool = True,
-           label: str = ENTITY_LABEL) -> Retrieval:
-    """Retrieve the top-``k`` subgraphs of every connected component of ``pattern``."""
-    settings = RetrievalSettings(k, k_nodes, k_relations, k_types, engine, prune, label)
+           engine: str = "cypher", prune: bool = True, label: str = ENTITY_LABEL,
+           distinct: str = "all") -> Retrieval:
+    """Retrieve the top-``k`` subgraphs of every connected component of ``pattern``.
+
+    ``k_nodes``, ``k_relations``, ``k_types``: candidates per known node, per known relation,
+    per type of a typed unknown node. ``distinct``: ``all`` (isomorphic subgraphs, the
+    paper) or ``known`` (unknown nodes that are not neighbours may coincide).
+    """
+    settings = RetrievalSettings(k, k_nodes, k_relations, k_types, engine, prune, label,
+                                 distinct)
     settings.check()
     if not pattern.nodes:
         raise RetrievalError("the pattern has no nodes")

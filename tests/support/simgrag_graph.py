@@ -78,7 +78,8 @@ def _topk(query: np.ndarray, items: dict[str, np.ndarray], k: int) -> dict[str, 
 
 
 def brute_force(graph: SmallGraph, embedder, pattern: Pattern, *, k: int, k_nodes: int,
-                k_relations: int, k_types: int = 16) -> list[list[tuple[float, tuple, tuple]]]:
+                k_relations: int, k_types: int = 16,
+                distinct: str = "all") -> list[list[tuple[float, tuple, tuple]]]:
     """Per connected component with edges: the top-k (gsd, node ids, triples), plain Python.
 
     Enumerates every injective mapping of the pattern's nodes and every choice of distinct
@@ -113,8 +114,12 @@ def brute_force(graph: SmallGraph, embedder, pattern: Pattern, *, k: int, k_node
         ids = sorted(graph.entities)
         results = []
         pools = [sorted(c) if c is not None else ids for c in node_cands]
+        adjacent = {frozenset((index[e.source], index[e.target])) for e in component.edges}
+        differ = [(a, b) for a in range(len(component.nodes)) for b in range(a)
+                  if distinct == "all" or component.nodes[a].name is not None
+                  or component.nodes[b].name is not None or frozenset((a, b)) in adjacent]
         for mapping in itertools.product(*pools):
-            if len(set(mapping)) != len(mapping):
+            if any(mapping[a] == mapping[b] for a, b in differ):
                 continue
             choices = []
             for j, e in enumerate(component.edges):
