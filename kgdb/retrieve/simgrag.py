@@ -385,9 +385,19 @@ def _cypher_engine(store: GraphStore, inp: _ComponentInput, component: int,
 
 @dataclass(order=True)
 class _State:
+    """A partial or complete mapping, ordered by (lower bound, tie-break key, partial first).
+
+    A complete mapping's key is its tie-break key; a partial one's is the prefix of that key
+    its completions share (assigned node ids up to the first unassigned one), which sorts
+    at or before every completion's key. So a complete mapping pops only after every partial
+    mapping that could still complete to a smaller (GSD, key), and within a plateau of equal
+    bounds the search runs depth-first in key order instead of expanding the whole plateau.
+    """
+
     bound: float
+    key: tuple[str, ...]
     complete: int
-    key: tuple[Any, ...]
+    seq: int
     nodes: tuple[str | None, ...] = field(compare=False)
     names: tuple[str | None, ...] = field(compare=False)
     node_d: tuple[float | None, ...] = field(compare=False)
@@ -433,12 +443,18 @@ def _optimized_engine(store: GraphStore, inp: _ComponentInput, component: int,
              node_d: tuple[float | None, ...], edges_: tuple[tuple[str, str, str] | None, ...],
              edge_d: tuple[float | None, ...], step: int) -> None:
         complete = step == len(plan.order)
-        if complete:
-            key: tuple[Any, ...] = (*nodes, *[x for e in edges_ if e for x in (e[1], e[0])])
+        key: list[str] = []
+        for x in nodes:
+            if x is None:
+                break
+            key.append(x)
         else:
-            key = (next(counter),)
-        heapq.heappush(heap, _State(bound_of(node_d, edge_d), int(complete), key, nodes,
-                                    names, node_d, edges_, edge_d, step))
+            for e in edges_:
+                if e is None:
+                    break
+                key += [e[1], e[0]]
+        heapq.heappush(heap, _State(bound_of(node_d, edge_d), tuple(key), int(complete),
+                                    next(counter), nodes, names, node_d, edges_, edge_d, step))
 
     # Start: the anchor's candidates, best first (the greedy order of lines 4-5).
     anchor = plan.anchor
