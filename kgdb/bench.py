@@ -16,6 +16,7 @@ from kgdb.errors import KgdbError
 def bench_load(settings: Settings, file: Path, *, sep: str | None = None, cold: bool = False,
                keep: bool = False, progress: bool = True) -> dict[str, Any]:
     """Load ``file`` into a fresh graph; cold uses an empty embedding cache."""
+    from kgdb.cypher.explore import count_nodes
     from kgdb.embed import CachedEmbedder, EmbeddingCache, default_embedder
     from kgdb.engine import connect
     from kgdb.load.triples import load_triples
@@ -25,7 +26,7 @@ def bench_load(settings: Settings, file: Path, *, sep: str | None = None, cold: 
     store = connect(settings)
     tmp = None
     try:
-        if store.run("MATCH (n) RETURN count(n) AS c").value(0):
+        if store.run(count_nodes()).value(0):
             raise KgdbError(f"bench load needs an empty graph; {store.address} has data")
         embedder = default_embedder()
         if cold:

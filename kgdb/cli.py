@@ -184,6 +184,20 @@ def schema_apply(ctx: Context, file: Path, as_json: bool) -> None:
                f"{report.concepts} concepts")
 
 
+@schema.command("reindex")
+@json_option
+@pass_context
+def schema_reindex(ctx: Context, as_json: bool) -> None:
+    """Rebuild the vector indexes (after many updates of embedded nodes on FalkorDB)."""
+    from kgdb.schema.apply import rebuild_vector_indexes
+
+    rebuilt = rebuild_vector_indexes(ctx.store)
+    if as_json:
+        emit_json({"rebuilt": rebuilt})
+    else:
+        click.echo(f"rebuilt {len(rebuilt)} vector indexes: {', '.join(rebuilt) or '-'}")
+
+
 @schema.command("ddl")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path), required=False)
 @click.option("--dialect", "dialect_name", default="neo4j", show_default=True)
@@ -243,9 +257,10 @@ def stats(ctx: Context, as_json: bool) -> None:
     d = store.dialect
     labels = {r["label"]: r["count"] for r in store.run(d.label_counts()).records()}
     types = {r["type"]: r["count"] for r in store.run(d.relationship_type_counts()).records()}
-    indexes = [{"kind": i.kind, "label": i.label, "properties": list(i.properties),
-                "state": i.state, **({"dimension": i.dimension} if i.dimension else {})}
-               for i in store.indexes()]
+    infos = store.indexes()
+    indexes: list[dict[str, Any]] = [
+        {"kind": i.kind, "label": i.label, "properties": list(i.properties), "state": i.state,
+         **({"dimension": i.dimension} if i.dimension else {})} for i in infos]
     if as_json:
         emit_json({"engine": store.server_info(), "labels": labels,
                    "relationship_types": types, "indexes": indexes})

@@ -88,3 +88,24 @@ def scripted_llm(monkeypatch: pytest.MonkeyPatch) -> Iterator:
         monkeypatch.setenv("KGDB_LLM_MODEL", "scripted-model")
         monkeypatch.setenv("KGDB_LLM_RETRIES", "2")
         yield server
+
+
+@pytest.fixture(scope="session")
+def metaqa_store(embedded_home: Path, embedder) -> Iterator:
+    """The whole MetaQA graph, loaded once per test session. Read-only use, please."""
+    from kgdb.config import Settings
+    from kgdb.engine import connect
+    from kgdb.load.triples import load_triples
+    from kgdb.schema import apply_schema, parse_schema_file
+
+    kb = shared_data("metaqa", "kb.txt")
+    s = connect(Settings.from_env(graph="metaqa_session"))
+    s.reset()
+    apply_schema(s, parse_schema_file(ROOT / "loaders" / "schemas" / "metaqa.schema"), embedder)
+    report = load_triples(s, embedder, kb, sep="|", progress=False)
+    s.metaqa_load_report = report  # type: ignore[attr-defined]
+    try:
+        yield s
+    finally:
+        s.drop()
+        s.close()

@@ -12,3 +12,7 @@ def entity_facts() -> Statement:
         "RETURN type(r) AS relation, startNode(r) = e AS outgoing, o.name AS other\n"
         "ORDER BY relation, other\n"
         "LIMIT $limit")
+
+
+def count_nodes() -> Statement:
+    return Statement("MATCH (n) RETURN count(n) AS nodes")

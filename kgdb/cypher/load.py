@@ -16,10 +16,17 @@ def match_embedded_entities() -> Statement:
 
 
 def merge_entities(d: Dialect) -> Statement:
-    """``$rows``: {id, name, embedding}."""
+    """``$rows``: {id, name, embedding}, for entities that have no embedding yet.
+
+    An entity that already has one is never rewritten (see kgdb/cypher/catalog.py on
+    FalkorDB's stale vector entries): the loader asks :func:`match_embedded_entities` first.
+    """
     return Statement(
         "UNWIND $rows AS row\n"
         "MERGE (e:Entity {id: row.id})\n"
+        f"ON CREATE SET e.name = row.name, e.embedding = {d.vector_value('row.embedding')}\n"
+        "WITH e, row\n"
+        "WHERE e.embedding IS NULL\n"
         f"SET e.name = row.name, e.embedding = {d.vector_value('row.embedding')}", write=True)
 
 

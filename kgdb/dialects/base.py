@@ -191,7 +191,8 @@ class Dialect:
     def vector_search_call(self, label: str, prop: str, k: str, vector: str) -> str:
         """``CALL ... YIELD node, score`` over the vector index of ``label.prop``.
 
-        ``k`` and ``vector`` are Cypher expressions (normally parameters).
+        ``k`` and ``vector`` are Cypher expressions (normally parameters). The call may yield
+        more than ``k`` rows (FalkorDB over-fetches); follow it with ORDER BY distance LIMIT k.
         """
         raise NotImplementedError
 
@@ -205,13 +206,23 @@ class Dialect:
             f"{call}\n"
             f"WITH node, {self.score_to_l2('score')} AS distance\n"
             f"RETURN {projections}, distance\n"
-            "ORDER BY distance ASC"
+            "ORDER BY distance ASC\n"
+            "LIMIT $k"
         )
         return Statement(text)
 
     def fulltext_search_call(self, label: str, props: Sequence[str], query: str) -> str:
         """``CALL ... YIELD node, score`` over the full-text index of ``label``."""
         raise NotImplementedError
+
+    # ------------------------------------------------------------------ housekeeping
+    def ping(self) -> Statement:
+        return Statement("RETURN 1 AS ok")
+
+    def delete_some_nodes(self) -> Statement:
+        """Delete up to ``$limit`` nodes with their relationships; returns how many."""
+        return Statement("MATCH (n) WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS deleted",
+                         write=True)
 
     # ------------------------------------------------------------------ generic reads
     def label_counts(self) -> Statement:

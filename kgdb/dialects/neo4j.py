@@ -74,6 +74,10 @@ class Neo4jDialect(Dialect):
             return [Statement(f"DROP CONSTRAINT {self.ident(info.name)} IF EXISTS", write=True)]
         return [Statement(f"DROP INDEX {self.ident(info.name)} IF EXISTS", write=True)]
 
+    def components(self) -> Statement:
+        return Statement("CALL dbms.components() YIELD name, versions, edition "
+                         "RETURN name, versions, edition")
+
     def await_indexes(self) -> Statement | None:
         return Statement("CALL db.awaitIndexes($seconds)", {"seconds": 300})
 

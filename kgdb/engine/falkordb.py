@@ -56,7 +56,7 @@ class FalkorDBStore(GraphStore):
     def _ensure_graph(self) -> None:
         # GRAPH.RO_QUERY on a key that does not exist fails ("empty key"); a write query
         # creates the (empty) graph.
-        self._graph.query("RETURN 1")
+        self._graph.query(self.dialect.ping().text)
 
     @property
     def address(self) -> str:

@@ -23,6 +23,8 @@ from kgdb.statement import EngineCommand, Statement
 
 
 class Neo4jStore(GraphStore):
+    dialect: Neo4jDialect
+
     def __init__(self, uri: str, username: str, password: str | None, database: str | None,
                  *, timeout_s: float = 300.0, connect_timeout_s: float = 5.0) -> None:
         import neo4j
@@ -95,9 +97,7 @@ class Neo4jStore(GraphStore):
 
     def reset(self) -> None:
         while True:
-            deleted = self.run(
-                "MATCH (n) WITH n LIMIT 10000 DETACH DELETE n RETURN count(*) AS c",
-                write=True).value(0)
+            deleted = self.run(self.dialect.delete_some_nodes(), {"limit": 10000}).value(0)
             if not deleted:
                 break
         for info in self.indexes():
@@ -109,8 +109,7 @@ class Neo4jStore(GraphStore):
         self._driver.close()
 
     def server_info(self) -> dict[str, Any]:
-        info = self.run("CALL dbms.components() YIELD name, versions, edition "
-                        "RETURN name, versions, edition").single() or {}
+        info = self.run(self.dialect.components()).single() or {}
         return {"engine": "neo4j", "version": (info.get("versions") or [""])[0],
                 "edition": info.get("edition"), "address": self.address}
 

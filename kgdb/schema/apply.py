@@ -7,13 +7,14 @@ reports, catalog nodes are MERGEd. The embedding model and dimension are recorde
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from kgdb.cypher import catalog
 from kgdb.dialects.base import Dialect, IndexInfo
 from kgdb.embed.base import Embedder
 from kgdb.engine.base import GraphStore
-from kgdb.errors import EmbeddingDimensionError
+from kgdb.errors import EmbeddingDimensionError, SchemaError
 from kgdb.schema.model import Schema, TypeDef
 from kgdb.statement import Operation
 
@@ -139,9 +140,7 @@ def apply_schema(store: GraphStore, schema: Schema, embedder: Embedder) -> Apply
     store.run(catalog.merge_setting(), {"key": EMBEDDING_KEY, "model": embedder.model_id,
                                         "dimension": embedder.dimension})
     _apply_catalog(store, schema, embedder, report)
-    wait = dialect.await_indexes()
-    if wait is not None:
-        store.run(wait)
+    await_indexes(store)
     return report
 
 
@@ -163,12 +162,10 @@ def _apply_catalog(store: GraphStore, schema: Schema, embedder: Embedder,
     if relations:
         pairs = list(relations.values())
         vectors = embedder.embed([r.text for _, r in pairs])
-        store.run(catalog.merge_relation_types(d), {"rows": [
-            {"name": r.name, "text": r.text, "embedding": v}
-            for (_, r), v in zip(pairs, vectors, strict=True)]})
-        store.run(catalog.describe_relation_types(), {"rows": [
-            {"name": r.name, "source": t.name, "target": r.target, "description": r.description}
-            for t, r in pairs]})
+        store.run(catalog.describe_relation_types(d), {"rows": [
+            {"name": r.name, "text": r.text, "source": t.name, "target": r.target,
+             "description": r.description, "embedding": v}
+            for (t, r), v in zip(pairs, vectors, strict=True)]})
         report.relation_types = len(pairs)
     for t in types:
         report.concepts += _apply_concepts(store, t, embedder)
@@ -192,3 +189,37 @@ def _apply_concepts(store: GraphStore, t: TypeDef, embedder: Embedder) -> int:
     if links:
         store.run(catalog.merge_concept_links(), {"rows": links})
     return len(pairs)
+
+
+def rebuild_vector_indexes(store: GraphStore) -> list[str]:
+    """Drop and re-create every vector index (FalkorDB: clears stale HNSW entries that updates
+    of indexed nodes leave behind; see kgdb/cypher/catalog.py)."""
+    rebuilt = []
+    for info in store.indexes():
+        if info.kind != "vector" or not info.dimension:
+            continue
+        for op in store.dialect.drop_index(info):
+            store.execute(op)
+        for op in store.dialect.create_vector_index(info.label, info.properties[0],
+                                                    info.dimension):
+            store.execute(op)
+        rebuilt.append(f":{info.label}({info.properties[0]})")
+    await_indexes(store)
+    return rebuilt
+
+
+def await_indexes(store: GraphStore, timeout_s: float = 600.0) -> None:
+    """Wait until every index is online (Neo4j: db.awaitIndexes; FalkorDB: poll db.indexes)."""
+    wait = store.dialect.await_indexes()
+    if wait is not None:
+        store.run(wait)
+        return
+    deadline = time.monotonic() + timeout_s
+    while True:
+        pending = [i for i in store.indexes() if i.state != "ONLINE"]
+        if not pending:
+            return
+        if time.monotonic() > deadline:
+            raise SchemaError(f"indexes still not online after {timeout_s:.0f} s: " + ", ".join(
+                f"{i.kind} :{i.label}({', '.join(i.properties)}) {i.state}" for i in pending))
+        time.sleep(0.1)

@@ -1,0 +1,134 @@
+"""The embedded FalkorDB lifecycle: start, share, stop, crash recovery, durability."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kgdb.config import Settings
+from kgdb.engine import EmbeddedServer, connect
+from kgdb.errors import EngineUnavailableError
+
+pytestmark = pytest.mark.live
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A private KGDB_HOME with its own server, stopped afterwards."""
+    monkeypatch.setenv("KGDB_HOME", str(tmp_path))
+    server = EmbeddedServer(tmp_path)
+    yield tmp_path
+    server.stop()
+
+
+def _store(home: Path, graph: str = "g"):
+    return connect(Settings.from_env(graph=graph))
+
+
+def test_server_is_private_and_local(home: Path) -> None:
+    server = EmbeddedServer(home)
+    state = server.ensure_started()
+    assert stat.S_IMODE(os.stat(server.password_file).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(server.config_file).st_mode) == 0o600
+    config = server.config_file.read_text()
+    assert "bind 127.0.0.1" in config and "appendonly yes" in config
+    assert "appendfsync always" in config and "BOLT" not in config
+    # the password is not on the command line (ps shows it to other users)
+    cmdline = Path(f"/proc/{state.pid}/cmdline").read_bytes().decode(errors="replace")
+    assert server.password() not in cmdline
+    # no password, no access
+    import redis
+
+    with pytest.raises(redis.AuthenticationError):
+        redis.Redis(host="127.0.0.1", port=state.port, socket_timeout=2).ping()
+    listening = subprocess.run(["ss", "-ltnp"], capture_output=True, text=True).stdout
+    for line in listening.splitlines():
+        if f"pid={state.pid}," in line:
+            assert "127.0.0.1:" in line, line
+
+
+def test_data_survives_stop_start_and_kill_9(home: Path) -> None:
+    store = _store(home)
+    store.run("CREATE (:Keep {id: 1})", write=True)
+    store.close()
+    server = EmbeddedServer(home)
+    assert server.stop() is True
+    assert server.status() is None
+    store = _store(home)  # starts it again on first use
+    assert store.run("MATCH (n:Keep) RETURN count(n)").value() == 1
+    store.run("CREATE (:Keep {id: 2})", write=True)
+    state = server.status()
+    assert state is not None
+    os.kill(state.pid, signal.SIGKILL)  # acknowledged writes must be on disk
+    time.sleep(0.2)
+    store = _store(home)
+    assert store.run("MATCH (n:Keep) RETURN count(n)").value() == 2
+
+
+def test_stale_pid_file_is_recovered(home: Path) -> None:
+    server = EmbeddedServer(home)
+    server.ensure_started()
+    state = server.status()
+    assert state is not None
+    os.kill(state.pid, signal.SIGKILL)
+    time.sleep(0.2)
+    # the state file still names the dead pid and port
+    assert json.loads(server.state_file.read_text())["pid"] == state.pid
+    fresh = server.ensure_started()
+    assert fresh.pid != state.pid
+    assert server.status() is not None
+
+
+def test_server_dying_under_a_statement_is_reported_and_restarted(
+        home: Path, caplog: pytest.LogCaptureFixture) -> None:
+    store = _store(home)
+    store.run("CREATE (:Before)", write=True)
+    state = EmbeddedServer(home).status()
+    assert state is not None
+    os.kill(state.pid, signal.SIGKILL)
+    time.sleep(0.2)
+    with caplog.at_level("WARNING", logger="kgdb"):
+        # a read is safe to retry: kgdb restarts the server and answers
+        assert store.run("MATCH (n:Before) RETURN count(n)").value() == 1
+    assert any("went away" in r.getMessage() for r in caplog.records)
+    new_state = EmbeddedServer(home).status()
+    assert new_state is not None and new_state.pid != state.pid
+
+
+def test_non_idempotent_write_is_not_retried(home: Path) -> None:
+    from kgdb.statement import Statement
+
+    store = _store(home)
+    state = EmbeddedServer(home).status()
+    assert state is not None
+    os.kill(state.pid, signal.SIGKILL)
+    time.sleep(0.2)
+    with pytest.raises(EngineUnavailableError, match="died under a statement"):
+        store.run(Statement("CREATE (:Once)", write=True, idempotent=False))
+
+
+def test_two_processes_share_one_server(home: Path) -> None:
+    code = ("from kgdb.config import Settings; from kgdb.engine import connect; "
+            "s = connect(Settings.from_env(graph='shared')); "
+            "s.run('MERGE (:Counter {id: 1})', write=True); "
+            "print(s.run('MATCH (c:Counter) RETURN count(c)').value())")
+    env = {**os.environ, "KGDB_HOME": str(home), "PYTHONPATH": str(Path.cwd())}
+    procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    outputs = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outputs
+    assert [o[0].strip() for o in outputs] == ["1", "1", "1"]
+    assert len(list(Path("/proc").glob("[0-9]*"))) > 0
+    state = EmbeddedServer(home).status()
+    assert state is not None
+    servers = subprocess.run(["pgrep", "-f", f"redis-server 127.0.0.1:{state.port}"],
+                             capture_output=True, text=True).stdout.split()
+    assert len(servers) == 1

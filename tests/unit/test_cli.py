@@ -1,0 +1,68 @@
+"""CLI contract: one-line errors with exit 1, usage errors exit 2, every documented verb exists."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kgdb.cli import cli, main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_main(args: list[str], capsys: pytest.CaptureFixture) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main(args)
+    out = capsys.readouterr()
+    return int(info.value.code or 0), out.out, out.err
+
+
+def test_unreachable_neo4j_is_one_line_exit_1(capsys, monkeypatch) -> None:
+    monkeypatch.setenv("NEO4J_PASSWORD", "x")
+    started = time.monotonic()
+    code, _, err = run_main(["--uri", "bolt://127.0.0.1:9", "stats"], capsys)
+    assert code == 1
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("kgdb: error: cannot connect to Neo4j at bolt://127.0.0.1:9: ")
+    assert time.monotonic() - started < 30
+
+
+def test_bad_uri_scheme(capsys) -> None:
+    code, _, err = run_main(["--uri", "mysql://x", "stats"], capsys)
+    assert code == 1 and "unsupported URI 'mysql://x'" in err
+
+
+def test_usage_errors_exit_2(capsys) -> None:
+    code, _, err = run_main(["load", "triples"], capsys)
+    assert code == 2 and "Missing argument" in err
+    code, _, err = run_main(["cypher", "RETURN 1", "--param", "no-equals"], capsys)
+    assert code == 2 and "NAME=VALUE" in err
+
+
+def test_missing_file_is_a_clean_error(capsys, tmp_path) -> None:
+    code, _, err = run_main(["schema", "ddl", str(tmp_path / "nope.schema")], capsys)
+    assert code == 1 and "cannot read schema file" in err and "Traceback" not in err
+
+
+def test_module_entry_point_works() -> None:
+    result = subprocess.run([sys.executable, "-m", "kgdb", "--help"], capture_output=True,
+                            text=True, cwd=ROOT, timeout=60)
+    assert result.returncode == 0 and "knowledge-augmented retrieval" in result.stdout
+
+
+def test_every_verb_in_the_readme_exists() -> None:
+    readme = (ROOT / "README.md").read_text()
+    runner = CliRunner()
+    for verb in sorted(set(re.findall(r"`kgdb ([a-z]+(?: [a-z]+)?)", readme))):
+        words = verb.split()
+        result = runner.invoke(cli, [*words, "--help"])
+        if result.exit_code != 0 and len(words) == 2:  # "kgdb load triples" vs "kgdb stats x"
+            result = runner.invoke(cli, [words[0], "--help"])
+        assert result.exit_code == 0, f"kgdb {verb}: {result.output}"

@@ -1,0 +1,64 @@
+"""Every statement kgdb's core generates for Neo4j passes Neo4j's own Cypher front-end with
+zero diagnostics (errors and warnings alike)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kgdb.cypher import catalog, explore, load
+from kgdb.dialects import IndexInfo, Neo4jDialect
+from kgdb.schema import Schema, parse_schema_file
+from kgdb.schema.apply import desired_indexes, index_operations
+from kgdb.statement import Statement
+from tests.support.neo4j_lint import format_diagnostics, lint_available, lint_queries
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def core_statements() -> list[str]:
+    d = Neo4jDialect()
+    texts: list[str] = []
+    schemas = [Schema(source="<built-in>")] + [
+        parse_schema_file(p) for p in sorted((ROOT / "loaders" / "schemas").glob("*.schema"))]
+    for schema in schemas:
+        for spec in desired_indexes(schema, 384, unique_needs_range=d.UNIQUE_NEEDS_RANGE_INDEX):
+            texts += [op.text for op in index_operations(d, spec) if isinstance(op, Statement)]
+    builders = [catalog.merge_entity_types(d), catalog.merge_relation_types(d),
+                catalog.describe_relation_types(d), catalog.merge_concepts(d, "Disease Severity"),
+                catalog.merge_type_hierarchy(), catalog.merge_concept_links(),
+                catalog.merge_setting(), catalog.read_setting(),
+                load.match_embedded_entities(), load.merge_entities(d),
+                load.merge_facts(d, "directed_by"), load.merge_facts(d, "x`]->() DELETE n //"),
+                explore.entity_facts(), explore.count_nodes(),
+                d.list_indexes(), d.list_constraints(), d.label_counts(),
+                d.relationship_type_counts(), d.ping(), d.delete_some_nodes(), d.components()]
+    texts += [s.text for s in builders]
+    await_stmt = d.await_indexes()
+    assert await_stmt is not None
+    texts.append(await_stmt.text)
+    for label, key in [("Entity", ("id", "name")), ("RelationType", ("name", "text")),
+                       ("EntityType", ("name", "text")), ("Concept", ("id", "name")),
+                       ("Chunk", ("id", "text"))]:
+        texts.append(d.nearest_nodes(label, "embedding", returns=key).text)
+    texts.append(f"{d.fulltext_search_call('Entity', ['name'], '$q')} "
+                 "RETURN node.id AS id, score ORDER BY score DESC LIMIT $k")
+    for info in [IndexInfo("unique", "node", "Entity", ("id",), name="kgdb_entity_id_unique"),
+                 IndexInfo("vector", "node", "Entity", ("embedding",),
+                           name="kgdb_entity_embedding_vector")]:
+        texts += [op.text for op in d.drop_index(info) if isinstance(op, Statement)]
+    for stmt in d.create_vector_index("Entity", "embedding", 384):
+        assert isinstance(stmt, Statement)
+    return texts
+
+
+def test_core_statements_lint_clean() -> None:
+    reason = lint_available()
+    if reason:
+        pytest.skip(reason)
+    texts = core_statements()
+    assert len(texts) > 40
+    problems = [format_diagnostics(q, diags)
+                for q, diags in zip(texts, lint_queries(texts), strict=True) if diags]
+    assert not problems, "\n\n".join(problems)
