@@ -96,9 +96,9 @@ def search_nearest(dialect: Dialect, label: str, prop: str = "embedding", *,
     return Statement(text)
 
 
-def count_nodes(dialect: Dialect, label: str) -> Statement:
-    """How many ``label`` nodes there are (is there an entity-type catalog at all?)."""
-    return Statement(f"MATCH (n{dialect.labels([label])}) RETURN count(n) AS count")
+def list_labels(dialect: Dialect) -> Statement:
+    """The node labels in use: is there an entity-type catalog, are entities typed?"""
+    return Statement("CALL db.labels() YIELD label RETURN label")
 
 
 def list_node_ids(dialect: Dialect, label: str, *, typed: bool) -> Statement:

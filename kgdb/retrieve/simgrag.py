@@ -171,9 +171,12 @@ def _gather_candidates(store: GraphStore, embedder: Embedder, pattern: Pattern,
     rel_texts = sorted({p for e in pattern.edges for p in e.phrases})
     type_texts = sorted({t for n in pattern.nodes if n.name is None for t in n.types})
     t0 = time.perf_counter()
+    labels_in_use: set[str] = set()
     if type_texts:
-        count = store.run(cy.count_nodes(store.dialect, ENTITY_TYPE_LABEL)).value(0)
-        if not count:
+        # Types filter candidates only where the graph has a type catalog *and* entities
+        # carry type labels (paper, appendix C.1); otherwise an unknown matches anything.
+        labels_in_use = {str(r[0]) for r in store.run(cy.list_labels(store.dialect)).rows}
+        if ENTITY_TYPE_LABEL not in labels_in_use:
             type_texts = []
     timings["vector"] = (time.perf_counter() - t0) * 1000
     t0 = time.perf_counter()
@@ -197,13 +200,18 @@ def _gather_candidates(store: GraphStore, embedder: Embedder, pattern: Pattern,
         rows = store.run(statement).records()
         statements.append(Statement(statement.text, {"k": k, "queries": [
             {"key": q["key"], "text": batch[q["key"]]} for q in queries]}))
-        per: dict[int, list[Candidate]] = {i: [] for i in range(len(batch))}
+        per: dict[int, dict[str, Candidate]] = {i: {} for i in range(len(batch))}
         for row in rows:
-            ident = row.get("id", row.get("name"))
-            per[int(row["key"])].append(Candidate(str(ident), str(row["name"]),
-                                                  float(row["distance"])))
+            ident = str(row.get("id", row.get("name")))
+            if kind == "type" and ident not in labels_in_use:
+                continue  # a catalogued type no entity carries
+            per[int(row["key"])][ident] = Candidate(ident, str(row["name"]),
+                                                    float(row["distance"]))
         for i, text in enumerate(batch):
-            found[f"{kind}:{text}"] = sorted(per[i], key=lambda c: (c.distance, c.id))
+            # The index may yield more than k rows (FalkorDB over-fetches past stale
+            # entries): keep the k nearest, ties by id.
+            found[f"{kind}:{text}"] = sorted(per[i].values(),
+                                             key=lambda c: (c.distance, c.id))[:k]
     timings["vector"] += (time.perf_counter() - t0) * 1000
 
 

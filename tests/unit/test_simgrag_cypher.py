@@ -49,7 +49,7 @@ def _statements(dialect) -> list[str]:
     for label, returns in (("Entity", ("id", "name")), ("RelationType", ("name",)),
                            ("EntityType", ("name",))):
         texts.append(cy.search_nearest(dialect, label, returns=returns).text)
-    texts.append(cy.count_nodes(dialect, "EntityType").text)
+    texts.append(cy.list_labels(dialect).text)
     texts += [cy.list_node_ids(dialect, "Entity", typed=t).text for t in (False, True)]
     return texts
 
