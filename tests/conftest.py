@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA = ROOT.parent / "shared" / "data"
+SHARED_DATA = Path(os.environ.get("KGDB_SHARED_DATA") or ROOT.parent / "shared" / "data")
 
 # One KGDB_HOME for the whole run, set before kgdb reads it. The embedding cache is shared
 # across runs (KGDB_TEST_CACHE) so MetaQA embeddings are computed once per machine.
