@@ -16,7 +16,7 @@ import click
 
 from kgdb.errors import KgdbError
 from kgdb.ir import pattern_triples
-from kgdb.retrieve.simgrag import DISTINCT, ENGINES, Retrieval, search
+from kgdb.retrieve.simgrag import DISTINCT, ENGINES, Retrieval, describe, search
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -87,20 +87,8 @@ class _Borrowed:
 
 
 def _print_retrieval(result: Retrieval) -> None:
-    if not result.subgraphs:
-        click.echo("No subgraph matches the pattern.")
-    for i, sub in enumerate(result.subgraphs, start=1):
-        click.echo(f"graph [{i}]  GSD {sub.gsd:.4f}")
-        for h, r, t in sub.verbal_triples():
-            click.echo(f"    ({h!r}, {r!r}, {t!r})")
-    click.echo("\nCypher that ran:")
-    for statement in result.statements:
-        click.echo(statement.text)
-        click.echo("params: " + json.dumps(statement.params, default=_jsonable)[:2000])
-        click.echo("")
-    times = result.timings_ms
-    click.echo(f"time: embed {times.get('embed', 0):.1f} ms, vector search "
-               f"{times.get('vector', 0):.1f} ms, subgraph matching {times.get('match', 0):.1f} ms")
+    for line in describe(result):
+        click.echo(line)
 
 
 def _jsonable(value: Any) -> Any:

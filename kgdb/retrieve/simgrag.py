@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import json
 import math
 import time
 from collections.abc import Sequence
@@ -591,6 +592,29 @@ def search(store: GraphStore, embedder: Embedder, pattern: Pattern, *, k: int = 
             expansions += 1
     timings["match"] = (time.perf_counter() - t0) * 1000
     return Retrieval(pattern, subgraphs, statements, timings, settings.engine, found, expansions)
+
+
+def describe(result: Retrieval, *, cypher: bool = True, max_params: int = 2000) -> list[str]:
+    """Lines that show a retrieval: each subgraph with its GSD, the Cypher that ran (with its
+    parameters, re-runnable as is), and the time per phase."""
+    lines = [] if result.subgraphs else ["No subgraph matches the pattern."]
+    for i, sub in enumerate(result.subgraphs, start=1):
+        lines.append(f"graph [{i}]  GSD {sub.gsd:.4f}")
+        lines += [f"    ({h!r}, {r!r}, {t!r})" for h, r, t in sub.verbal_triples()]
+    if cypher:
+        lines += ["", "Cypher that ran:"]
+        for statement in result.statements:
+            params = json.dumps(statement.params, default=_plain, ensure_ascii=False)
+            lines += [statement.text, "params: " + params[:max_params], ""]
+    t = result.timings_ms
+    lines.append(f"time: embed {t.get('embed', 0):.1f} ms, vector search "
+                 f"{t.get('vector', 0):.1f} ms, subgraph matching {t.get('match', 0):.1f} ms "
+                 f"({result.engine} engine)")
+    return lines
+
+
+def _plain(value: Any) -> Any:
+    return value.tolist() if hasattr(value, "tolist") else str(value)
 
 
 def retrieve(store: GraphStore, embedder: Embedder, pattern: Pattern, *, k: int = 3,

@@ -205,3 +205,25 @@ def _check_isomorphic(graph, pattern, subgraphs, distinct="all"):
         for edge, triple in zip(comp.edges, s.triples, strict=True):
             assert triple in facts
             assert {triple[0], triple[2]} == {where[edge.source], where[edge.target]}
+
+
+def test_demo_sample_without_llm(store, embedder):
+    """What `make demo` can show: the oracle pattern of a misspelt question on the sample."""
+    from kgdb.load.triples import load_triples
+    from kgdb.retrieve.simgrag import describe
+    from kgdb.schema import apply_schema, parse_schema_file
+    from tests.conftest import ROOT
+
+    apply_schema(store, parse_schema_file(ROOT / "loaders/schemas/metaqa.schema"), embedder)
+    load_triples(store, embedder, ROOT / "loaders/samples/movies.txt", progress=False)
+    pattern = pattern_from_triples([("kismit", "directed by", "UNKNOWN director 1"),
+                                    ("kismit", "starred", "UNKNOWN actor 1")])
+    for engine in ("cypher", "optimized"):
+        result = search(store, embedder, pattern, k=3, engine=engine)
+        assert [s.value_of("n1") for s in result.subgraphs] == ["William Dieterle"] * 3
+        assert [s.value_of("n2") for s in result.subgraphs] == [
+            "Edward Arnold", "James Craig", "Marlene Dietrich"]  # equal GSD: ids break ties
+        lines = describe(result)
+        assert lines[0].startswith("graph [1]  GSD ")
+        assert "    ('Kismet', 'directed_by', 'William Dieterle')" in lines
+        assert any(line.startswith("params: ") for line in lines)

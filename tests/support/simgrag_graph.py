@@ -68,6 +68,9 @@ def build_graph(store, embedder, graph: SmallGraph) -> SmallGraph:
     for h, p, t in graph.triples:
         store.run(f"MATCH (a:Entity {{id: $h}}), (b:Entity {{id: $t}}) "
                   f"CREATE (a)-[:{d.ident(p)}]->(b)", {"h": h, "t": t}, write=True)
+    wait = d.await_indexes()  # Neo4j populates vector indexes asynchronously
+    if wait is not None:
+        store.run(wait)
     return graph
 
 
