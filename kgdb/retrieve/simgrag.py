@@ -41,7 +41,7 @@ from typing import Any, Literal
 from kgdb.cypher import simgrag as cy
 from kgdb.embed import Embedder
 from kgdb.engine import GraphStore
-from kgdb.errors import KgdbError
+from kgdb.errors import KgdbError, StatementError
 from kgdb.ir import Pattern
 from kgdb.statement import Statement
 
@@ -198,7 +198,12 @@ def _gather_candidates(store: GraphStore, embedder: Embedder, pattern: Pattern,
         offset += len(batch)
         statement = cy.search_nearest(store.dialect, label, returns=returns).with_params(
             queries=queries, k=k)
-        rows = store.run(statement).records()
+        try:
+            rows = store.run(statement).records()
+        except StatementError as exc:
+            raise RetrievalError(
+                f"cannot search the vector index of :{label}(embedding) on {store.address} "
+                f"({exc}); load a graph first (kgdb schema apply, kgdb load triples)") from None
         statements.append(Statement(statement.text, {"k": k, "queries": [
             {"key": q["key"], "text": batch[q["key"]]} for q in queries]}))
         per: dict[int, dict[str, Candidate]] = {i: {} for i in range(len(batch))}
@@ -381,9 +386,9 @@ def _cypher_engine(store: GraphStore, inp: _ComponentInput, component: int,
         # of slack covers the rounding, and completeness is only claimed up to tau.
         run = statement.with_params(**params, tau=tau + 1e-9 * (1.0 + abs(tau)))
         rows = store.run(run).records()
+        statements.append(run)
         if tau >= upper or (len(rows) >= settings.k
                             and float(rows[settings.k - 1]["gsd"]) <= tau):
-            statements.append(run)
             return _rows_to_subgraphs(rows, component, inp)
     final = cy.match_topk(store.dialect, plan, label=settings.label,
                           distinct=distinct).with_params(

@@ -146,3 +146,41 @@ def test_ask_with_a_malformed_pattern_is_one_line(graph, scripted_llm):
     result = _invoke("ask", "who is the director of Tokyo Godfathers")
     assert result.exit_code == 1
     assert len(result.output.strip().splitlines()) == 1
+
+
+QUESTIONS = (
+    "who directed [Heat]\tMichael Mann\tmovie_to_director\n"
+    "which movies share the director of [Tokyo Godfathers]\tPerfect Blue|Paprika\t"
+    "movie_to_director_to_movie\n"
+    "[Al Pacino] starred in movies directed by whom\tMichael Mann|Christopher Nolan\t"
+    "actor_to_movie_to_director\n"
+)
+
+
+def test_eval_metaqa_and_bench(graph, tmp_path):
+    questions = tmp_path / "dev.tsv"
+    questions.write_text(QUESTIONS)
+    result = _invoke("eval", "metaqa", "--questions", str(questions), "--patterns", "oracle",
+                     "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["questions"] == 3
+    assert report["hops"]["1-hop"]["hits@3"] == 1.0
+    assert report["hops"]["2-hop"]["hits@3"] == 1.0 and report["hops"]["2-hop"]["hits@1"] == 1.0
+    assert set(report["hops"]["2-hop"]["latency_ms"]) == {
+        "embed", "vector", "match", "retrieval_excluding_embed"}
+    text = _invoke("eval", "metaqa", "--questions", str(questions), "--engine", "optimized")
+    assert text.exit_code == 0 and "2-hop: hits@3 100.00%" in text.output
+    bench = _invoke("bench", "retrieve", "--questions", str(questions), "--json")
+    assert bench.exit_code == 0, bench.output
+    assert json.loads(bench.output)["1-hop"]["latency_ms"]["match"]["p50"] > 0
+
+
+def test_eval_errors_are_one_line(graph, tmp_path):
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("who directed Heat\tMichael Mann\tmovie_to_director\n")
+    result = _invoke("eval", "metaqa", "--questions", str(bad))
+    assert result.exit_code == 1
+    assert result.output.strip() == f"Error: {bad}:1: no [topic entity] in the question"
+    result = _invoke("eval", "metaqa", "--questions", str(bad), "--patterns", "llm")
+    assert result.exit_code == 1 and "only 'oracle'" in result.output
