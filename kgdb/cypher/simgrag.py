@@ -76,29 +76,31 @@ class MatchPlan:
 
 
 # ---------------------------------------------------------------------- candidates
-def search_nearest(dialect: Dialect, label: str, prop: str = "embedding", *,
-                   returns: Sequence[str] = ("id", "name")) -> Statement:
-    """For each ``{key, vector}`` in ``$queries``: the ``$k`` nodes of ``label`` nearest by L2.
+def search_candidates(dialect: Dialect, branches: Sequence[tuple[str, str, str, str]], *,
+                      with_labels: bool = False) -> Statement:
+    """Candidates of several kinds in one round trip: a ``UNION ALL`` of nearest-node searches.
 
-    Candidates come from the vector index; the distance is recomputed exactly from the
-    stored vector (``dialect.exact_l2_distance``) because Neo4j's index score loses small
-    distances (shared/dialects.md section 3.1, "Exact L2 from the score").
+    Each branch ``(kind, label, key, shown)`` searches ``label``'s vector index for every
+    ``{key, vector}`` in ``$<kind>_queries`` (``$<kind>_k`` nearest; the index may yield
+    more) and returns ``kind, key, id (node.<key>), name (node.<shown>), distance`` with the
+    exact L2 distance. ``with_labels`` adds the node labels in use (``kind = 'label'``).
     """
-    call = dialect.vector_search_call(label, prop, "$k", "q.vector")
-    projections = ", ".join(f"node.{dialect.ident(p)} AS {dialect.ident(p)}" for p in returns)
-    distance = dialect.exact_l2_distance(f"node.{dialect.ident(prop)}", "q.vector")
-    text = (
-        "UNWIND $queries AS q\n"
-        f"{call}\n"
-        f"RETURN q.key AS key, {projections}, {distance} AS distance\n"
-        "ORDER BY key ASC, distance ASC"
-    )
-    return Statement(text)
-
-
-def list_labels(dialect: Dialect) -> Statement:
-    """The node labels in use: is there an entity-type catalog, are entities typed?"""
-    return Statement("CALL db.labels() YIELD label RETURN label")
+    parts = []
+    for kind, label, key, shown in branches:
+        if not kind.isidentifier():
+            raise ValueError(f"invalid candidate kind {kind!r}")
+        call = dialect.vector_search_call(label, "embedding", f"${kind}_k", "q.vector")
+        distance = dialect.exact_l2_distance("node.embedding", "q.vector")
+        parts.append(
+            f"UNWIND ${kind}_queries AS q\n{call}\n"
+            f"RETURN {dialect.string_literal(kind)} AS kind, q.key AS key, "
+            f"node.{dialect.ident(key)} AS id, node.{dialect.ident(shown)} AS name, "
+            f"{distance} AS distance")
+    if with_labels:
+        parts.append("CALL db.labels() YIELD label\n"
+                     "RETURN 'label' AS kind, 0 AS key, label AS id, label AS name, "
+                     "0.0 AS distance")
+    return Statement("\nUNION ALL\n".join(parts))
 
 
 def list_node_ids(dialect: Dialect, label: str, *, typed: bool) -> Statement:

@@ -164,61 +164,76 @@ class _ComponentInput:
     """Per edge index: candidate relation types (``id`` = type name), or None if unknown."""
 
 
+_BRANCHES = {"node": ("id", "name"), "relation": ("name", "name"), "type": ("name", "name")}
+
+
 def _gather_candidates(store: GraphStore, embedder: Embedder, pattern: Pattern,
                        settings: RetrievalSettings, timings: dict[str, float],
                        statements: list[Statement],
                        found: dict[str, list[Candidate]]) -> None:
-    node_texts = sorted({n.name for n in pattern.nodes if n.name is not None})
-    rel_texts = sorted({p for e in pattern.edges for p in e.phrases})
-    type_texts = sorted({t for n in pattern.nodes if n.name is None for t in n.types})
+    texts = {
+        "node": sorted({n.name for n in pattern.nodes if n.name is not None}),
+        "relation": sorted({p for e in pattern.edges for p in e.phrases}),
+        "type": sorted({t for n in pattern.nodes if n.name is None for t in n.types}),
+    }
+    labels = {"node": settings.label, "relation": RELATION_TYPE_LABEL,
+              "type": ENTITY_TYPE_LABEL}
+    ks = {"node": settings.k_nodes, "relation": settings.k_relations, "type": settings.k_types}
+    t0 = time.perf_counter()
+    flat = [t for kind in ("node", "relation", "type") for t in texts[kind]]
+    vectors = embedder.embed(flat) if flat else None
+    timings["embed"] = (time.perf_counter() - t0) * 1000
+    offsets = {"node": 0, "relation": len(texts["node"]),
+               "type": len(texts["node"]) + len(texts["relation"])}
     t0 = time.perf_counter()
     labels_in_use: set[str] = set()
-    if type_texts:
-        # Types filter candidates only where the graph has a type catalog *and* entities
-        # carry type labels (paper, appendix C.1); otherwise an unknown matches anything.
-        labels_in_use = {str(r[0]) for r in store.run(cy.list_labels(store.dialect)).rows}
-        if ENTITY_TYPE_LABEL not in labels_in_use:
-            type_texts = []
-    timings["vector"] = (time.perf_counter() - t0) * 1000
-    t0 = time.perf_counter()
-    texts = node_texts + rel_texts + type_texts
-    vectors = embedder.embed(texts) if texts else None
-    timings["embed"] = (time.perf_counter() - t0) * 1000
-    t0 = time.perf_counter()
-    offset = 0
-    for kind, label, batch, k, returns in (
-        ("node", settings.label, node_texts, settings.k_nodes, ("id", "name")),
-        ("relation", RELATION_TYPE_LABEL, rel_texts, settings.k_relations, ("name",)),
-        ("type", ENTITY_TYPE_LABEL, type_texts, settings.k_types, ("name",)),
-    ):
-        if not batch:
-            continue
-        assert vectors is not None
-        queries = [{"key": i, "vector": vectors[offset + i]} for i in range(len(batch))]
-        offset += len(batch)
-        statement = cy.search_nearest(store.dialect, label, returns=returns).with_params(
-            queries=queries, k=k)
+
+    def run(kinds: list[str], with_labels: bool) -> None:
+        kinds = [kind for kind in kinds if texts[kind]]
+        if not kinds and not with_labels:
+            return
+        branches = [(kind, labels[kind], *_BRANCHES[kind]) for kind in kinds]
+        params: dict[str, Any] = {}
+        shown: dict[str, Any] = {}
+        for kind in kinds:
+            assert vectors is not None
+            params[f"{kind}_k"] = shown[f"{kind}_k"] = ks[kind]
+            params[f"{kind}_queries"] = [{"key": i, "vector": vectors[offsets[kind] + i]}
+                                         for i in range(len(texts[kind]))]
+            shown[f"{kind}_queries"] = [{"key": i, "text": t} for i, t in enumerate(texts[kind])]
+        statement = cy.search_candidates(store.dialect, branches, with_labels=with_labels)
         try:
-            rows = store.run(statement).records()
+            rows = store.run(statement.with_params(**params)).records()
         except StatementError as exc:
+            searched = ", ".join(f":{labels[kind]}(embedding)" for kind in kinds)
             raise RetrievalError(
-                f"cannot search the vector index of :{label}(embedding) on {store.address} "
-                f"({exc}); load a graph first (kgdb schema apply, kgdb load triples)") from None
-        statements.append(Statement(statement.text, {"k": k, "queries": [
-            {"key": q["key"], "text": batch[q["key"]]} for q in queries]}))
-        per: dict[int, dict[str, Candidate]] = {i: {} for i in range(len(batch))}
+                f"cannot search the vector indexes of {searched} on {store.address} ({exc}); "
+                "load a graph first (kgdb schema apply, kgdb load triples)") from None
+        # The vectors are left out of what is shown (the texts say what was embedded).
+        statements.append(Statement(statement.text, shown))
+        per: dict[tuple[str, int], dict[str, Candidate]] = {}
         for row in rows:
-            ident = str(row.get("id", row.get("name")))
-            if kind == "type" and ident not in labels_in_use:
+            ident = str(row["id"])
+            if row["kind"] == "label":
+                labels_in_use.add(ident)
+                continue
+            if row["kind"] == "type" and ident not in labels_in_use:
                 continue  # a catalogued type no entity carries
-            per[int(row["key"])][ident] = Candidate(ident, str(row["name"]),
-                                                    float(row["distance"]))
-        for i, text in enumerate(batch):
-            # The index may yield more than k rows (FalkorDB over-fetches past stale
-            # entries): keep the k nearest, ties by id.
-            found[f"{kind}:{text}"] = sorted(per[i].values(),
-                                             key=lambda c: (c.distance, c.id))[:k]
-    timings["vector"] += (time.perf_counter() - t0) * 1000
+            per.setdefault((row["kind"], int(row["key"])), {})[ident] = Candidate(
+                ident, str(row["name"]), float(row["distance"]))
+        for kind in kinds:
+            for i, text in enumerate(texts[kind]):
+                # The index may yield more than k rows (FalkorDB over-fetches past stale
+                # entries): keep the k nearest, ties by id.
+                found[f"{kind}:{text}"] = sorted(per.get((kind, i), {}).values(),
+                                                 key=lambda c: (c.distance, c.id))[:ks[kind]]
+
+    # Types filter candidates only where the graph has a type catalog *and* entities carry
+    # type labels (paper, appendix C.1); otherwise a typed unknown matches anything.
+    run(["node", "relation"], with_labels=bool(texts["type"]))
+    if texts["type"] and ENTITY_TYPE_LABEL in labels_in_use:
+        run(["type"], with_labels=False)
+    timings["vector"] = (time.perf_counter() - t0) * 1000
 
 
 def _component_input(component: Pattern, found: dict[str, list[Candidate]]) -> _ComponentInput:

@@ -46,10 +46,13 @@ def _statements(dialect) -> list[str]:
         texts.append(cy.match_topk(dialect, plan, prune=True).text)
     for target, edge in itertools.product(("ids", "labels", "any", "bound"), ("types", "any")):
         texts.append(cy.expand_edge(dialect, target=target, edge=edge).text)
-    for label, returns in (("Entity", ("id", "name")), ("RelationType", ("name",)),
-                           ("EntityType", ("name",))):
-        texts.append(cy.search_nearest(dialect, label, returns=returns).text)
-    texts.append(cy.list_labels(dialect).text)
+    node = ("node", "Entity", "id", "name")
+    relation = ("relation", "RelationType", "name", "name")
+    kind = ("type", "EntityType", "name", "name")
+    texts.append(cy.search_candidates(dialect, [node, relation], with_labels=True).text)
+    texts.append(cy.search_candidates(dialect, [node, relation]).text)
+    texts.append(cy.search_candidates(dialect, [kind]).text)
+    texts.append(cy.search_candidates(dialect, [node]).text)
     texts += [cy.list_node_ids(dialect, "Entity", typed=t).text for t in (False, True)]
     return texts
 
