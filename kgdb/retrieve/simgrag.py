@@ -42,7 +42,7 @@ from kgdb.cypher import simgrag as cy
 from kgdb.embed import Embedder
 from kgdb.engine import GraphStore
 from kgdb.errors import KgdbError, StatementError
-from kgdb.ir import Pattern
+from kgdb.ir import Pattern, pattern_triples
 from kgdb.statement import Statement
 
 Engine = Literal["cypher", "optimized"]
@@ -600,6 +600,12 @@ def search(store: GraphStore, embedder: Embedder, pattern: Pattern, *, k: int = 
     for c, component in enumerate(pattern.components()):
         if not component.edges:
             continue  # a lone node has no triples to show; its candidates are reported
+        if not any(n.known for n in component.nodes) and not any(
+                e.known for e in component.edges):
+            raise RetrievalError(
+                "a part of the pattern names no entity and no relation ("
+                + ", ".join(f"({h!r}, {r!r}, {t!r})" for h, r, t in pattern_triples(component))
+                + "): every subgraph of that shape would match at distance 0")
         inp = _component_input(component, found)
         if _unmatchable(inp):
             continue

@@ -118,6 +118,16 @@ def test_disconnected_components_are_retrieved_separately(store, embedder, engin
         (0, "Michael Mann"), (1, "Christopher Nolan")]
 
 
+def test_a_pattern_without_anything_known_is_refused(store, embedder):
+    from kgdb.retrieve.simgrag import RetrievalError
+
+    build_graph(store, embedder, _movie_graph())
+    pattern = pattern_from_triples([("Heat", "directed by", "UNKNOWN d 1"),
+                                    ("UNKNOWN a 1", "UNKNOWN r 1", "UNKNOWN b 1")])
+    with pytest.raises(RetrievalError, match="names no entity and no relation"):
+        search(store, embedder, pattern)
+
+
 # ---------------------------------------------------------------------- property test
 @st.composite
 def graphs_and_patterns(draw):
@@ -146,6 +156,10 @@ def graphs_and_patterns(draw):
     for a, b in edges:
         rel = draw(st.sampled_from(PHRASES)) if draw(st.integers(0, 3)) else "UNKNOWN rel 1"
         pattern_triples.append((node_texts[a], rel, node_texts[b]))
+    if all(t.startswith("UNKNOWN") for t in node_texts) and all(
+            r.startswith("UNKNOWN") for _, r, _ in pattern_triples):
+        head, _, tail = pattern_triples[0]  # something must be known (else refused)
+        pattern_triples[0] = (head, "directed by", tail)
     k = draw(st.integers(1, 4))
     kn = draw(st.integers(1, 5))
     kr = draw(st.integers(1, 4))
