@@ -14,8 +14,9 @@ class Statement:
     params: dict[str, Any] = field(default_factory=dict)
     write: bool = False
     """True when the statement may write; read statements run through read-only calls."""
-    idempotent: bool = True
-    """True when running it twice equals running it once (MERGE, reads), so retries are safe."""
+    idempotent: bool = False
+    """True when running it twice equals running it once (MERGE), so a write may be retried
+    after a transient failure. Reads are always retried."""
 
     def with_params(self, **params: Any) -> Statement:
         return Statement(self.text, {**self.params, **params}, self.write, self.idempotent)

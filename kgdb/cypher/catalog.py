@@ -25,7 +25,7 @@ def _merge_if_changed(d: Dialect, label: str, key: str, fields: list[str]) -> St
         f"ON CREATE SET {assignments}, {embedding}\n"
         f"WITH {var}, row\n"
         f"WHERE {var}.embedding IS NULL OR {differs}\n"
-        f"SET {assignments}, {embedding}", write=True)
+        f"SET {assignments}, {embedding}", write=True, idempotent=True)
 
 
 def merge_entity_types(d: Dialect) -> Statement:
@@ -56,7 +56,7 @@ def merge_concepts(d: Dialect, concept_type: str) -> Statement:
         f"WHERE c.embedding IS NULL OR NOT c:{d.ident(concept_type)} "
         "OR coalesce(c.name, '') <> row.name\n"
         f"SET c:{d.ident(concept_type)}, c.name = row.name, "
-        f"c.embedding = {d.vector_value('row.embedding')}", write=True)
+        f"c.embedding = {d.vector_value('row.embedding')}", write=True, idempotent=True)
 
 
 def merge_type_hierarchy() -> Statement:
@@ -65,7 +65,7 @@ def merge_type_hierarchy() -> Statement:
         "UNWIND $rows AS row\n"
         "MATCH (c:EntityType {name: row.child})\n"
         "MATCH (p:EntityType {name: row.parent})\n"
-        "MERGE (c)-[:isA]->(p)", write=True)
+        "MERGE (c)-[:isA]->(p)", write=True, idempotent=True)
 
 
 def merge_concept_links() -> Statement:
@@ -74,14 +74,14 @@ def merge_concept_links() -> Statement:
         "UNWIND $rows AS row\n"
         "MATCH (c:Concept {id: row.child})\n"
         "MATCH (p:Concept {id: row.parent})\n"
-        "MERGE (c)-[:isA]->(p)", write=True)
+        "MERGE (c)-[:isA]->(p)", write=True, idempotent=True)
 
 
 def merge_setting() -> Statement:
     """Record a graph-wide setting (``$key``, ``$model``, ``$dimension``)."""
     return Statement(
         "MERGE (m:KgdbMeta {key: $key})\n"
-        "SET m.model = $model, m.dimension = $dimension", write=True)
+        "SET m.model = $model, m.dimension = $dimension", write=True, idempotent=True)
 
 
 def read_setting() -> Statement:

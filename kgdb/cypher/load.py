@@ -27,7 +27,8 @@ def merge_entities(d: Dialect) -> Statement:
         f"ON CREATE SET e.name = row.name, e.embedding = {d.vector_value('row.embedding')}\n"
         "WITH e, row\n"
         "WHERE e.embedding IS NULL\n"
-        f"SET e.name = row.name, e.embedding = {d.vector_value('row.embedding')}", write=True)
+        f"SET e.name = row.name, e.embedding = {d.vector_value('row.embedding')}",
+        write=True, idempotent=True)
 
 
 def merge_facts(d: Dialect, predicate: str) -> Statement:
@@ -36,4 +37,4 @@ def merge_facts(d: Dialect, predicate: str) -> Statement:
         "UNWIND $rows AS row\n"
         "MATCH (h:Entity {id: row.h})\n"
         "MATCH (t:Entity {id: row.t})\n"
-        f"MERGE (h)-[:{d.ident(predicate)}]->(t)", write=True)
+        f"MERGE (h)-[:{d.ident(predicate)}]->(t)", write=True, idempotent=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import abc
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -127,7 +127,7 @@ class GraphStore(abc.ABC):
         Each batch is one statement, so a batch is written wholly or not at all.
         """
         sent = 0
-        for batch in _batched(rows, batch_size):
+        for batch in batched(rows, batch_size):
             self.run(statement.with_params(**{param: batch}))
             sent += len(batch)
             if on_batch:
@@ -165,7 +165,8 @@ class GraphStore(abc.ABC):
         self.close()
 
 
-def _batched(rows: Iterable[T], size: int) -> Iterator[list[T]]:
+def batched(rows: Iterable[T], size: int) -> Iterator[list[T]]:
+    """Lists of up to ``size`` items, in order."""
     batch: list[T] = []
     for row in rows:
         batch.append(row)
@@ -175,6 +176,3 @@ def _batched(rows: Iterable[T], size: int) -> Iterator[list[T]]:
     if batch:
         yield batch
 
-
-def batched(rows: Sequence[T] | Iterable[T], size: int) -> Iterator[list[T]]:
-    return _batched(rows, size)

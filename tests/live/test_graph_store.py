@@ -7,6 +7,7 @@ import pytest
 
 from kgdb.errors import QueryTimeoutError, ReadOnlyViolationError, StatementError
 from kgdb.statement import Statement
+from tests.support.graphs import indexed_entities
 from tests.unit.test_dialects import HOSTILE
 
 pytestmark = pytest.mark.live
@@ -65,12 +66,7 @@ def test_vector_search_distances_are_exact_l2(store) -> None:
     d = store.dialect
     rng = np.random.default_rng(7)
     vectors = rng.normal(size=(200, 16)).astype(np.float32)
-    for op in d.create_vector_index("Entity", "embedding", 16):
-        store.execute(op)
-    store.run(Statement(f"UNWIND $rows AS row CREATE (:Entity {{id: row.id, name: row.id, "
-                        f"embedding: {d.vector_value('row.v')}}})",
-                        {"rows": [{"id": str(i), "v": v} for i, v in enumerate(vectors)]},
-                        write=True))
+    indexed_entities(store, vectors)
     query = rng.normal(size=16).astype(np.float32)
     rows = store.run(d.nearest_nodes("Entity", "embedding"), {"k": 10, "vector": query}).rows
     expected = np.linalg.norm(vectors - query, axis=1)
@@ -91,12 +87,7 @@ def test_vector_search_stays_complete_after_updates(store) -> None:
 
     d = store.dialect
     vectors = np.random.default_rng(2).normal(size=(300, 8)).astype(np.float32)
-    for op in d.create_vector_index("Entity", "embedding", 8):
-        store.execute(op)
-    store.run(Statement(f"UNWIND $rows AS row CREATE (:Entity {{id: row.id, name: row.id, "
-                        f"embedding: {d.vector_value('row.v')}}})",
-                        {"rows": [{"id": str(i), "v": v} for i, v in enumerate(vectors)]},
-                        write=True))
+    indexed_entities(store, vectors)
     store.run("MATCH (n:Entity) SET n.touched = true", write=True)
     store.run("MATCH (n:Entity) SET n.touched = false", write=True)
     statement = d.nearest_nodes("Entity", "embedding")

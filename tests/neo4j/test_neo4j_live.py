@@ -11,7 +11,7 @@ from kgdb.errors import ReadOnlyViolationError
 from kgdb.link import link_entities
 from kgdb.load.triples import load_triples
 from kgdb.schema import apply_schema, parse_schema_file
-from kgdb.statement import Statement
+from tests.support.graphs import indexed_entities
 from tests.unit.test_dialects import HOSTILE
 
 pytestmark = pytest.mark.neo4j
@@ -48,13 +48,7 @@ def test_vector_distances_are_exact_l2(neo4j_store) -> None:
     d = neo4j_store.dialect
     rng = np.random.default_rng(7)
     vectors = rng.normal(size=(100, 16)).astype(np.float32)
-    for op in d.create_vector_index("Entity", "embedding", 16):
-        neo4j_store.execute(op)
-    neo4j_store.run(d.await_indexes())
-    neo4j_store.run(Statement("UNWIND $rows AS row CREATE (:Entity {id: row.id, name: row.id, "
-                              f"embedding: {d.vector_value('row.v')}}})",
-                              {"rows": [{"id": str(i), "v": v} for i, v in enumerate(vectors)]},
-                              write=True))
+    indexed_entities(neo4j_store, vectors)
     query = rng.normal(size=16).astype(np.float32)
     rows = neo4j_store.run(d.nearest_nodes("Entity", "embedding"), {"k": 5, "vector": query}).rows
     expected = np.linalg.norm(vectors - query, axis=1)

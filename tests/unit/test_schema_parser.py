@@ -66,7 +66,7 @@ def test_ddl_export_covers_both_dialects() -> None:
     falkor = schema_ddl(parse_schema_file(ROOT / "loaders/schemas/metaqa.schema"), "falkordb")
     assert "CREATE VECTOR INDEX `kgdb_entity_embedding_vector` IF NOT EXISTS" in neo
     assert "`vector.dimensions`: 384" in neo
-    assert "OPTIONS {dimension: 384, similarityFunction: 'euclidean'}" in falkor
+    assert "OPTIONS {dimension: 384, similarityFunction: 'euclidean', M: 16" in falkor
     assert "GRAPH.CONSTRAINT CREATE <graph> UNIQUE NODE Entity PROPERTIES 1 id" in falkor
 
 
