@@ -1,12 +1,12 @@
 """CLI verbs for SimGRAG: ``kgdb pattern``, ``kgdb ask``, ``kgdb eval metaqa``, ``kgdb bench retrieve``.
 
 Registered in kgdb/cli.py (``pattern_command``, ``ask_command``, ``eval_group`` on the group,
-``bench_retrieve_command`` under ``kgdb bench``). Expected failures end as one line, exit 1.
+``bench_retrieve_command`` under ``kgdb bench``). Expected failures are :class:`KgdbError`s,
+which ``kgdb.cli.main`` prints as one line with exit status 1.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -22,17 +22,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 SOLVERS = ["simgrag"]
 """``kgdb ask --solver``: the logical-form solver adds ``lf`` here."""
-
-
-def _one_line_errors(func: F) -> F:
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except KgdbError as exc:
-            raise click.ClickException(" ".join(str(exc).split())) from None
-
-    return wrapper  # type: ignore[return-value]
 
 
 def _retrieval_options(func: F) -> F:
@@ -102,7 +91,6 @@ def _jsonable(value: Any) -> Any:
 @click.option("--examples", default="metaqa", show_default=True,
               help="Few-shot examples: metaqa, factkg, or a JSON file.")
 @click.option("--json", "as_json", is_flag=True, help="Print the pattern as JSON.")
-@_one_line_errors
 def pattern_command(question: str, examples: str, as_json: bool) -> None:
     """Ask the LLM for QUESTION's pattern graph (SimGRAG query-to-pattern) and print it."""
     from kgdb.llm import ChatClient
@@ -127,7 +115,6 @@ def pattern_command(question: str, examples: str, as_json: bool) -> None:
               help="Few-shot examples: metaqa, factkg, or a JSON file.")
 @_retrieval_options
 @click.option("--json", "as_json", is_flag=True, help="Answer, evidence and Cypher as JSON.")
-@_one_line_errors
 def ask_command(question: str, solver: str, verify: bool, examples: str, k: int,
                 k_nodes: int, k_relations: int, k_types: int, engine: str, distinct: str,
                 as_json: bool) -> None:
@@ -205,7 +192,6 @@ def _print_report(report: dict[str, Any]) -> None:
 @_retrieval_options
 @click.option("--limit", type=click.IntRange(1), help="Only the first N questions per file.")
 @click.option("--json", "as_json", is_flag=True, help="The full report as JSON.")
-@_one_line_errors
 def eval_metaqa_command(questions_files: tuple[Path, ...], patterns: str, k: int, k_nodes: int,
                         k_relations: int, k_types: int, engine: str, distinct: str,
                         limit: int | None, as_json: bool) -> None:
@@ -226,7 +212,6 @@ def eval_metaqa_command(questions_files: tuple[Path, ...], patterns: str, k: int
 @_retrieval_options
 @click.option("--limit", type=click.IntRange(1), help="Only the first N questions per file.")
 @click.option("--json", "as_json", is_flag=True)
-@_one_line_errors
 def bench_retrieve_command(questions_files: tuple[Path, ...], k: int, k_nodes: int,
                            k_relations: int, k_types: int, engine: str, distinct: str,
                            limit: int | None, as_json: bool) -> None:
