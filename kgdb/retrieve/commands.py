@@ -24,7 +24,7 @@ SOLVERS = ["simgrag"]
 """``kgdb ask --solver``: the logical-form solver adds ``lf`` here."""
 
 
-def _retrieval_options(func: F) -> F:
+def _retrieval_options(func: F, distinct: str = "all") -> F:
     for option in reversed([
         click.option("--k", "k", default=3, show_default=True, type=click.IntRange(1, 1000),
                      help="How many subgraphs (top-k by Graph Semantic Distance)."),
@@ -40,13 +40,18 @@ def _retrieval_options(func: F) -> F:
                      show_default=True,
                      help="cypher: one generated statement per component; optimized: the "
                           "paper's pruned greedy search, one Cypher step per expansion."),
-        click.option("--distinct", type=click.Choice(list(DISTINCT)), default="all",
+        click.option("--distinct", type=click.Choice(list(DISTINCT)), default=distinct,
                      show_default=True,
                      help="all: isomorphic subgraphs (the paper); known: unknown nodes that "
-                          "are not neighbours may be the same entity."),
+                          "are not neighbours may be the same entity (MetaQA's gold answers "
+                          "follow relations and may revisit any node but the topic)."),
     ]):
         func = option(func)
     return func
+
+
+def _metaqa_retrieval_options(func: F) -> F:
+    return _retrieval_options(func, distinct="known")
 
 
 def _open() -> tuple[Any, Any]:
@@ -189,7 +194,7 @@ def _print_report(report: dict[str, Any]) -> None:
               help="MetaQA question file(s): question<TAB>answers<TAB>type.")
 @click.option("--patterns", default="oracle", show_default=True,
               help="Where patterns come from: 'oracle' (what a perfect model would write).")
-@_retrieval_options
+@_metaqa_retrieval_options
 @click.option("--limit", type=click.IntRange(1), help="Only the first N questions per file.")
 @click.option("--json", "as_json", is_flag=True, help="The full report as JSON.")
 def eval_metaqa_command(questions_files: tuple[Path, ...], patterns: str, k: int, k_nodes: int,
@@ -209,7 +214,7 @@ def eval_metaqa_command(questions_files: tuple[Path, ...], patterns: str, k: int
 @click.option("--questions", "questions_files", multiple=True, required=True,
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="MetaQA question file(s) whose oracle patterns are retrieved.")
-@_retrieval_options
+@_metaqa_retrieval_options
 @click.option("--limit", type=click.IntRange(1), help="Only the first N questions per file.")
 @click.option("--json", "as_json", is_flag=True)
 def bench_retrieve_command(questions_files: tuple[Path, ...], k: int, k_nodes: int,
