@@ -82,23 +82,27 @@ def search_candidates(dialect: Dialect, branches: Sequence[tuple[str, str, str, 
 
     Each branch ``(kind, label, key, shown)`` searches ``label``'s vector index for every
     ``{key, vector}`` in ``$<kind>_queries`` (``$<kind>_k`` nearest; the index may yield
-    more) and returns ``kind, key, id (node.<key>), name (node.<shown>), distance`` with the
-    exact L2 distance. ``with_labels`` adds the node labels in use (``kind = 'label'``).
+    more) and returns ``key, id (node.<key>), name (node.<shown>), distance`` with the exact
+    L2 distance; keys are unique across branches (one cell less per row: the client parses
+    every cell). ``with_labels`` adds the node labels in use with key -1.
     """
     parts = []
     for kind, label, key, shown in branches:
         if not kind.isidentifier():
             raise ValueError(f"invalid candidate kind {kind!r}")
         call = dialect.vector_search_call(label, "embedding", f"${kind}_k", "q.vector")
-        distance = dialect.exact_l2_distance("node.embedding", "q.vector")
+        # Recomputed, not taken from the score: Neo4j's score loses small distances, and
+        # FalkorDB 4.16's index can yield a stale entry of an updated node with its old score.
+        distance = dialect.exact_l2_prepared("node.embedding", "qv")
         parts.append(
-            f"UNWIND ${kind}_queries AS q\n{call}\n"
-            f"RETURN {dialect.string_literal(kind)} AS kind, q.key AS key, "
+            f"UNWIND ${kind}_queries AS q\nWITH q, {dialect.vector_value('q.vector')} AS qv\n"
+            f"{call}\n"
+            "RETURN q.key AS key, "
             f"node.{dialect.ident(key)} AS id, node.{dialect.ident(shown)} AS name, "
             f"{distance} AS distance")
     if with_labels:
         parts.append("CALL db.labels() YIELD label\n"
-                     "RETURN 'label' AS kind, 0 AS key, label AS id, label AS name, "
+                     "RETURN -1 AS key, label AS id, label AS name, "
                      "0.0 AS distance")
     return Statement("\nUNION ALL\n".join(parts))
 

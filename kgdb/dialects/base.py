@@ -240,6 +240,11 @@ class Dialect:
         """The L2 distance between a stored vector and a list, exact to float32 precision.
 
         GSD sums distances, so small ones must not be lost (shared/dialects.md section 3.1,
-        "Exact L2 from the score"). Engines whose ``l2_distance`` is exact use it as is.
+        "Exact L2 from the score").
         """
-        return self.l2_distance(stored, query)
+        return self.exact_l2_prepared(stored, self.vector_value(query))
+
+    def exact_l2_prepared(self, stored: str, prepared: str) -> str:
+        """Like :meth:`exact_l2_distance`, for a query already made a vector with
+        :meth:`vector_value` (convert once per query, not once per row)."""
+        raise NotImplementedError

@@ -148,10 +148,10 @@ class FalkorDBDialect(Dialect):
                 "YIELD node, score")
 
     # --- simgrag: exact distances for Graph Semantic Distance
-    def exact_l2_distance(self, stored: str, query: str) -> str:
+    def exact_l2_prepared(self, stored: str, prepared: str) -> str:
         """vec.euclideanDistance is the float32 L2 itself (equals the euclidean index score,
         shared/dialects.md section 3.1)."""
-        return self.l2_distance(stored, query)
+        return f"vec.euclideanDistance({stored}, {prepared})"
 
 
 def _state(status: str) -> str:

@@ -136,10 +136,10 @@ class Neo4jDialect(Dialect):
         return f"CALL db.index.fulltext.queryNodes({index}, {query}) YIELD node, score"
 
     # --- simgrag: exact distances for Graph Semantic Distance
-    def exact_l2_distance(self, stored: str, query: str) -> str:
+    def exact_l2_prepared(self, stored: str, prepared: str) -> str:
         """Sum of squares over the LIST<FLOAT> property: the 1/(1+d^2) similarity loses d < 2.4e-4.
 
         shared/dialects.md section 3.1 ("Exact L2 from the score"): re-rank with reduce().
         """
-        return (f"sqrt(reduce(acc = 0.0, i IN range(0, size({query}) - 1) | "
-                f"acc + ({stored}[i] - {query}[i]) ^ 2))")
+        return (f"sqrt(reduce(acc = 0.0, i IN range(0, size({prepared}) - 1) | "
+                f"acc + ({stored}[i] - {prepared}[i]) ^ 2))")

@@ -195,12 +195,17 @@ def _gather_candidates(store: GraphStore, embedder: Embedder, pattern: Pattern,
         branches = [(kind, labels[kind], *_BRANCHES[kind]) for kind in kinds]
         params: dict[str, Any] = {}
         shown: dict[str, Any] = {}
+        owner: dict[int, tuple[str, int]] = {}
         for kind in kinds:
             assert vectors is not None
             params[f"{kind}_k"] = shown[f"{kind}_k"] = ks[kind]
-            params[f"{kind}_queries"] = [{"key": i, "vector": vectors[offsets[kind] + i]}
+            # keys are unique across kinds: the flat index of the text
+            params[f"{kind}_queries"] = [{"key": offsets[kind] + i,
+                                          "vector": vectors[offsets[kind] + i]}
                                          for i in range(len(texts[kind]))]
-            shown[f"{kind}_queries"] = [{"key": i, "text": t} for i, t in enumerate(texts[kind])]
+            shown[f"{kind}_queries"] = [{"key": offsets[kind] + i, "text": t}
+                                        for i, t in enumerate(texts[kind])]
+            owner.update({offsets[kind] + i: (kind, i) for i in range(len(texts[kind]))})
         statement = cy.search_candidates(store.dialect, branches, with_labels=with_labels)
         try:
             rows = store.run(statement.with_params(**params)).records()
@@ -214,13 +219,14 @@ def _gather_candidates(store: GraphStore, embedder: Embedder, pattern: Pattern,
         per: dict[tuple[str, int], dict[str, Candidate]] = {}
         for row in rows:
             ident = str(row["id"])
-            if row["kind"] == "label":
+            if int(row["key"]) < 0:
                 labels_in_use.add(ident)
                 continue
-            if row["kind"] == "type" and ident not in labels_in_use:
+            kind, i = owner[int(row["key"])]
+            if kind == "type" and ident not in labels_in_use:
                 continue  # a catalogued type no entity carries
-            per.setdefault((row["kind"], int(row["key"])), {})[ident] = Candidate(
-                ident, str(row["name"]), float(row["distance"]))
+            per.setdefault((kind, i), {})[ident] = Candidate(ident, str(row["name"]),
+                                                             float(row["distance"]))
         for kind in kinds:
             for i, text in enumerate(texts[kind]):
                 # The index may yield more than k rows (FalkorDB over-fetches past stale

@@ -98,6 +98,7 @@ def test_gsd_is_summed_in_canonical_order():
 
 def test_exact_l2_per_dialect():
     assert "reduce(" in Neo4jDialect().exact_l2_distance("node.embedding", "q.vector")
+    assert "reduce(" in Neo4jDialect().exact_l2_prepared("node.embedding", "qv")
     assert FalkorDBDialect().exact_l2_distance("node.embedding", "q.vector") == \
         "vec.euclideanDistance(node.embedding, vecf32(q.vector))"
 
