@@ -20,7 +20,9 @@ component of the pattern, by Graph Semantic Distance (equation 3), with one of t
     expansion is one small Cypher statement (:func:`kgdb.cypher.simgrag.expand_edge`) run in
     the database. Partial mappings whose bound exceeds the k-th best GSD are never expanded.
     Python drives because the search order depends on every result so far, which one
-    Cypher statement cannot express on FalkorDB (no procedures, no loops).
+    Cypher statement cannot express on FalkorDB (no procedures, no loops). A component
+    without any known node has no candidates to start from (the paper's start set would
+    be every entity, one expansion each); it runs on the ``cypher`` engine.
 
 Both return the same top-k GSDs; ties are broken the same way (matched node ids in node order,
 then each edge's type and start node id), and GSDs are summed in the same canonical order
@@ -528,11 +530,11 @@ def _optimized_engine(store: GraphStore, inp: _ComponentInput, component: int,
                 else (slot.target, slot.source))
         head = state.nodes[u]
         target_bound = state.nodes[w] is not None
-        target_mode: Any = "bound" if target_bound else inp_mode(inp, w)
+        target_mode: Any = "bound" if target_bound else _node_mode(inp, w)
         cache_key = (head, j, state.nodes[w] if target_bound else None)
         rows = cache.get(cache_key)
         if rows is None:
-            statement = cy.expand_edge(dialect, target=target_mode, edge=plan.edges[j].mode,
+            statement = cy.expand_edge(dialect, target=target_mode, edge=slot.mode,
                                        label=settings.label)
             params: dict[str, Any] = {"head": head}
             if slot.mode == "types":
@@ -548,8 +550,8 @@ def _optimized_engine(store: GraphStore, inp: _ComponentInput, component: int,
         used = {e for e in state.edges if e is not None}
         taken = {x: i for i, x in enumerate(state.nodes) if x is not None and
                  cy.must_differ(plan, i, w, distinct)}
-        # Greedy order within an expansion (line 13): smaller added distance first; the
-        # heap orders everything by bound anyway.
+        # Greedy order (line 13: smaller added distance first) comes from the heap, which
+        # orders every new partial mapping by its bound.
         for row in rows:
             triple = (str(row["src"]), str(row["type"]), str(row["dst"]))
             if triple in used:
@@ -574,7 +576,7 @@ def _optimized_engine(store: GraphStore, inp: _ComponentInput, component: int,
     return results, runs
 
 
-def inp_mode(inp: _ComponentInput, i: int) -> cy.NodeMode:
+def _node_mode(inp: _ComponentInput, i: int) -> cy.NodeMode:
     if inp.nodes[i] is not None:
         return "ids"
     return "labels" if inp.labels[i] else "any"
@@ -615,7 +617,7 @@ def search(store: GraphStore, embedder: Embedder, pattern: Pattern, *, k: int = 
         inp = _component_input(component, found)
         if _unmatchable(inp):
             continue
-        if settings.engine == "optimized":
+        if settings.engine == "optimized" and any(c is not None for c in inp.nodes):
             found_subgraphs, runs = _optimized_engine(store, inp, c, settings, statements)
             subgraphs += found_subgraphs
             expansions += runs
