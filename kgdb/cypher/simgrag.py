@@ -107,13 +107,6 @@ def search_candidates(dialect: Dialect, branches: Sequence[tuple[str, str, str, 
     return Statement("\nUNION ALL\n".join(parts))
 
 
-def list_node_ids(dialect: Dialect, label: str, *, typed: bool) -> Statement:
-    """Ids of all ``label`` nodes (optionally only those carrying a label of ``$labels``)."""
-    where = "\nWHERE any(l IN labels(n) WHERE l IN $labels)" if typed else ""
-    return Statement(f"MATCH (n{dialect.labels([label])}){where}\n"
-                     "RETURN n.id AS id, n.name AS name ORDER BY id ASC")
-
-
 # ---------------------------------------------------------------------- top-k matching
 def _node_filter(var: str, slot: NodeSlot) -> list[str]:
     if slot.mode == "ids":

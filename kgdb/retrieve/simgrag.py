@@ -497,15 +497,8 @@ def _optimized_engine(store: GraphStore, inp: _ComponentInput, component: int,
     anchor = plan.anchor
     empty_edges: tuple[Any, ...] = (None,) * n_edges
     anchor_cands = inp.nodes[anchor]
-    starts: list[tuple[str, str, float | None]]
-    if anchor_cands is not None:
-        starts = [(c.id, c.name, c.distance) for c in anchor_cands]
-    else:
-        typed = bool(inp.labels[anchor])
-        statement = cy.list_node_ids(dialect, settings.label, typed=typed)
-        if typed:
-            statement = statement.with_params(labels=inp.labels[anchor])
-        starts = [(str(r["id"]), str(r["name"]), None) for r in run(statement)]
+    assert anchor_cands is not None  # the caller runs components with a known node only
+    starts = [(c.id, c.name, c.distance) for c in anchor_cands]
     for ident, name, d in starts:
         push(tuple(ident if i == anchor else None for i in range(n_nodes)),
              tuple(name if i == anchor else None for i in range(n_nodes)),

@@ -53,7 +53,6 @@ def _statements(dialect) -> list[str]:
     texts.append(cy.search_candidates(dialect, [node, relation]).text)
     texts.append(cy.search_candidates(dialect, [kind]).text)
     texts.append(cy.search_candidates(dialect, [node]).text)
-    texts += [cy.list_node_ids(dialect, "Entity", typed=t).text for t in (False, True)]
     return texts
 
 
