@@ -15,6 +15,7 @@ import click
 from kgdb.config import Settings
 from kgdb.engine.base import GraphStore, NodeValue, PathValue, RelationshipValue
 from kgdb.errors import KgdbError
+from kgdb.solve.lf_commands import lf
 
 
 class Context:
@@ -353,6 +354,10 @@ def demo(ctx: Context) -> None:
     from kgdb.demo import run_demo
 
     run_demo(ctx.settings, echo=click.echo)
+
+
+# ---------------------------------------------------------------------- logical forms
+cli.add_command(lf)
 
 
 # ---------------------------------------------------------------------- simgrag

@@ -84,3 +84,37 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """Return `` (did you mean 'x'?)`` for the closest choice, or an empty string."""
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _caret_context(source_line: str, column: int) -> str:
+    """The source line and a caret under ``column`` (1-based), tabs kept so the caret lines up."""
+    pad = "".join(ch if ch == "\t" else " " for ch in source_line[: max(column - 1, 0)])
+    return f"{source_line}\n{pad}^"
+
+
+class DslSyntaxError(DslError):
+    """A program that does not parse: ``FILE:LINE:COLUMN: message``, the line, and a caret."""
+
+    def __init__(self, message: str, *, line: int, column: int, source_line: str = "",
+                 expected: Iterable[str] = (), file: str = "<input>") -> None:
+        self.line = line
+        self.column = column
+        self.file = file
+        self.expected = tuple(sorted(set(expected)))
+        self.context = _caret_context(source_line, column)
+        self.reason = message
+        super().__init__(f"{file}:{line}:{column}: {message}\n{self.context}")
+
+
+class DslSemanticError(DslError):
+    """A program that parses but means nothing (unbound alias, unknown function...), with its place."""
+
+    def __init__(self, message: str, *, line: int, column: int, source_line: str = "",
+                 file: str = "<input>") -> None:
+        self.line = line
+        self.column = column
+        self.file = file
+        self.expected: tuple[str, ...] = ()
+        self.context = _caret_context(source_line, column)
+        self.reason = message
+        super().__init__(f"{file}:{line}:{column}: {message}\n{self.context}")

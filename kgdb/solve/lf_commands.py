@@ -1,0 +1,186 @@
+"""CLI glue for logical forms: ``kgdb lf compile``, ``kgdb lf run`` and the LF ``ask``.
+
+Register with ``cli.add_command(lf)``; the ``ask`` here is merged into the main ``kgdb ask``
+as ``--solver lf`` (it calls :func:`kgdb.solve.lf_solver.solve_lf`). Commands reuse the
+main CLI's context object (``ctx.obj`` with ``.store`` and ``.embedder``) when there is one.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kgdb.errors import ConfigError
+
+
+class _Runtime:
+    """The store and embedder: the main CLI's when present, else opened here."""
+
+    def __init__(self, ctx: click.Context) -> None:
+        self._obj = ctx.obj
+        self._store: Any = None
+        self._embedder: Any = None
+
+    @property
+    def store(self) -> Any:
+        if self._obj is not None and hasattr(self._obj, "store"):
+            return self._obj.store
+        if self._store is None:
+            from kgdb.config import Settings
+            from kgdb.engine import connect
+
+            self._store = connect(Settings.from_env())
+        return self._store
+
+    @property
+    def embedder(self) -> Any:
+        if self._obj is not None and hasattr(self._obj, "embedder"):
+            return self._obj.embedder
+        if self._embedder is None:
+            from kgdb.embed import default_embedder
+
+            self._embedder = default_embedder()
+        return self._embedder
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+
+def _read(file: Path) -> str:
+    try:
+        return file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read {file}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{file} is not UTF-8 text") from None
+
+
+def _echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def _llm_or_none() -> Any:
+    from kgdb.llm.client import ChatClient, LlmSettings
+
+    settings = LlmSettings.from_env()
+    if not settings.api_key and not settings.base_url:
+        return None
+    return ChatClient(settings)
+
+
+def render_compiled(compiled: Any) -> str:
+    """The text ``kgdb lf compile`` prints: notes, then each operation's Cypher and params."""
+    from kgdb.solve.lf_compile import CypherOp
+
+    lines = [f"// note: {note}" for note in compiled.notes]
+    for op in compiled.ops:
+        steps = ", ".join(str(i + 1) for i in op.steps)
+        if isinstance(op, CypherOp):
+            lines.append(f"// steps {steps}: {op.kind} (Cypher)")
+            lines.append(op.query.statement.text + ";")
+            params = dict(op.query.statement.params)
+            for param, alias in op.bound.items():
+                params[param] = f"<ids bound to {alias} at run time>"
+            lines.append(f"// params: {json.dumps(params, ensure_ascii=False, default=str)}")
+        else:
+            lines.append(f"// steps {steps}: {op.kind} (Python: {op.reason})")
+    return "\n".join(lines)
+
+
+@click.group("lf")
+def lf() -> None:
+    """Logical forms (KAG): compile plans to Cypher and run them."""
+
+
+@lf.command("compile")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--dialect", "dialect_name", type=click.Choice(["neo4j", "falkordb"]),
+              default="neo4j", show_default=True)
+@click.option("--link", "use_link", is_flag=True,
+              help="Link names through the database first (otherwise names are used as written).")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.pass_context
+def lf_compile(ctx: click.Context, file: Path, dialect_name: str, use_link: bool,
+               as_json: bool) -> None:
+    """Print the Cypher and parameters FILE compiles to, without running it."""
+    from kgdb.dialects import get_dialect
+    from kgdb.dsl.logical_form import parse_plan
+    from kgdb.solve.lf_compile import CypherOp, StoreLinker, compile_plan, link_plan
+
+    plan = parse_plan(_read(file), str(file))
+    links = None
+    runtime = _Runtime(ctx)
+    try:
+        if use_link:
+            links = link_plan(plan, StoreLinker(runtime.store, runtime.embedder))
+        compiled = compile_plan(plan, get_dialect(dialect_name), links)
+    finally:
+        runtime.close()
+    if as_json:
+        _echo_json({
+            "dialect": compiled.dialect, "linked": links is not None,
+            "notes": list(compiled.notes),
+            "ops": [
+                {"steps": [i + 1 for i in op.steps], "kind": op.kind,
+                 "cypher": op.query.statement.text, "params": op.query.statement.params,
+                 "bound_at_run_time": op.bound}
+                if isinstance(op, CypherOp) else
+                {"steps": [i + 1 for i in op.steps], "kind": op.kind, "python": op.reason}
+                for op in compiled.ops
+            ],
+        })
+        return
+    click.echo(render_compiled(compiled))
+
+
+@lf.command("run")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--no-link", is_flag=True, help="Match names exactly as written (no linking).")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.pass_context
+def lf_run(ctx: click.Context, file: Path, no_link: bool, as_json: bool) -> None:
+    """Run FILE on the graph and print each step's Cypher, its result, and the output."""
+    from kgdb.dsl.logical_form import parse_plan
+    from kgdb.solve.lf_compile import StoreLinker
+    from kgdb.solve.lf_run import Executor
+
+    plan = parse_plan(_read(file), str(file))
+    runtime = _Runtime(ctx)
+    try:
+        embedder = runtime.embedder  # loads the model only if linking or chunk search embeds
+        executor = Executor(runtime.store,
+                            linker=None if no_link else StoreLinker(runtime.store, embedder),
+                            embedder=embedder, llm=_llm_or_none())
+        result = executor.run(plan)
+    finally:
+        runtime.close()
+    if as_json:
+        _echo_json(result.to_json())
+    else:
+        click.echo(result.render())
+
+
+@click.command("ask")
+@click.argument("question")
+@click.option("--rounds", default=3, show_default=True, type=click.IntRange(1, 10),
+              help="Plan-execute-judge rounds at most (KAG's n).")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.pass_context
+def lf_ask(ctx: click.Context, question: str, rounds: int, as_json: bool) -> None:
+    """Answer QUESTION with the logical-form solver (kgdb ask --solver lf)."""
+    from kgdb.llm.client import ChatClient
+    from kgdb.solve.lf_solver import solve_lf
+
+    runtime = _Runtime(ctx)
+    try:
+        result = solve_lf(question, runtime.store, runtime.embedder, ChatClient(), rounds)
+    finally:
+        runtime.close()
+    if as_json:
+        _echo_json(result.to_json())
+    else:
+        click.echo(result.render())
