@@ -81,10 +81,11 @@ def search_candidates(dialect: Dialect, branches: Sequence[tuple[str, str, str, 
     """Candidates of several kinds in one round trip: a ``UNION ALL`` of nearest-node searches.
 
     Each branch ``(kind, label, key, shown)`` searches ``label``'s vector index for every
-    ``{key, vector}`` in ``$<kind>_queries`` (``$<kind>_k`` nearest; the index may yield
-    more) and returns ``key, id (node.<key>), name (node.<shown>), distance`` with the exact
-    L2 distance; keys are unique across branches (one cell less per row: the client parses
-    every cell). ``with_labels`` adds the node labels in use with key -1.
+    ``{key, vector}`` in ``$<kind>_queries`` and returns its ``$<kind>_k`` nearest nodes as
+    ``key, id (node.<key>), name (node.<shown>), distance``, with the exact L2 distance; keys
+    are unique across branches. The top-k is cut per query inside the database: the index may
+    yield more rows than asked (FalkorDB over-fetches), and the client parses every cell.
+    ``with_labels`` adds one row, key -1, whose ``id`` lists the node labels in use.
     """
     parts = []
     for kind, label, key, shown in branches:
@@ -94,16 +95,18 @@ def search_candidates(dialect: Dialect, branches: Sequence[tuple[str, str, str, 
         # Recomputed, not taken from the score: Neo4j's score loses small distances, and
         # FalkorDB 4.16's index can yield a stale entry of an updated node with its old score.
         distance = dialect.exact_l2_prepared("node.embedding", "qv")
-        parts.append(
-            f"UNWIND ${kind}_queries AS q\nWITH q, {dialect.vector_value('q.vector')} AS qv\n"
-            f"{call}\n"
-            "RETURN q.key AS key, "
-            f"node.{dialect.ident(key)} AS id, node.{dialect.ident(shown)} AS name, "
-            f"{distance} AS distance")
+        body = (f"WITH q, {dialect.vector_value('q.vector')} AS qv\n"
+                f"{call}\n"
+                f"WITH node.{dialect.ident(key)} AS id, node.{dialect.ident(shown)} AS name, "
+                f"{distance} AS distance\n"
+                "ORDER BY distance ASC, id ASC\n"
+                f"LIMIT ${kind}_k\n"
+                "RETURN id, name, distance")
+        parts.append(f"UNWIND ${kind}_queries AS q\n{dialect.subquery(['q'], body)}\n"
+                     "RETURN q.key AS key, id, name, distance")
     if with_labels:
         parts.append("CALL db.labels() YIELD label\n"
-                     "RETURN -1 AS key, label AS id, label AS name, "
-                     "0.0 AS distance")
+                     "RETURN -1 AS key, collect(label) AS id, null AS name, 0.0 AS distance")
     return Statement("\nUNION ALL\n".join(parts))
 
 

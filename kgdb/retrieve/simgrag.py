@@ -220,10 +220,10 @@ def _gather_candidates(store: GraphStore, embedder: Embedder, pattern: Pattern,
         statements.append(Statement(statement.text, shown))
         per: dict[tuple[str, int], dict[str, Candidate]] = {}
         for row in rows:
-            ident = str(row["id"])
             if int(row["key"]) < 0:
-                labels_in_use.add(ident)
+                labels_in_use.update(str(label) for label in row["id"])
                 continue
+            ident = str(row["id"])
             kind, i = owner[int(row["key"])]
             if kind == "type" and ident not in labels_in_use:
                 continue  # a catalogued type no entity carries
@@ -231,8 +231,7 @@ def _gather_candidates(store: GraphStore, embedder: Embedder, pattern: Pattern,
                                                              float(row["distance"]))
         for kind in kinds:
             for i, text in enumerate(texts[kind]):
-                # The index may yield more than k rows (FalkorDB over-fetches past stale
-                # entries): keep the k nearest, ties by id.
+                # Stale index entries can repeat a node (FalkorDB 4.16): one per id.
                 found[f"{kind}:{text}"] = sorted(per.get((kind, i), {}).values(),
                                                  key=lambda c: (c.distance, c.id))[:ks[kind]]
 
