@@ -57,6 +57,10 @@ PRUNE_SLACKS = (0.0, 0.25, 0.75, 1.75, 3.75)
 pruning (GSD units: MiniLM L2 distances lie in [0, 2])."""
 RELATION_TYPE_LABEL = "RelationType"
 ENTITY_TYPE_LABEL = "EntityType"
+KGDB_LABELS = frozenset({"Entity", "Event", "Concept", "Chunk", "Document", "EntityType",
+                         "RelationType", "KgdbMeta"})
+"""kgdb's own structural labels: a graph using no other label has no typed entities, so
+typed unknowns skip the entity-type search."""
 
 
 class RetrievalError(KgdbError):
@@ -238,7 +242,7 @@ def _gather_candidates(store: GraphStore, embedder: Embedder, pattern: Pattern,
     # Types filter candidates only where the graph has a type catalog *and* entities carry
     # type labels (paper, appendix C.1); otherwise a typed unknown matches anything.
     run(["node", "relation"], with_labels=bool(texts["type"]))
-    if texts["type"] and ENTITY_TYPE_LABEL in labels_in_use:
+    if texts["type"] and ENTITY_TYPE_LABEL in labels_in_use and labels_in_use - KGDB_LABELS:
         run(["type"], with_labels=False)
     timings["vector"] = (time.perf_counter() - t0) * 1000
 
