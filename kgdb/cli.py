@@ -15,7 +15,9 @@ import click
 from kgdb.config import Settings
 from kgdb.engine.base import GraphStore, NodeValue, PathValue, RelationshipValue
 from kgdb.errors import KgdbError
+from kgdb.load.records_commands import records_command
 from kgdb.solve.lf_commands import lf
+from kgdb.solve.rules_commands import rules_group
 
 
 class Context:
@@ -246,6 +248,10 @@ def load_triples_cmd(ctx: Context, file: Path, sep: str | None, fmt: str | None,
                f"{report.seconds:.1f} s")
     if report.rejected:
         click.echo(f"rejected {report.rejected} lines -> {report.rejects_file}")
+
+
+load.add_command(records_command)
+cli.add_command(rules_group)
 
 
 # ---------------------------------------------------------------------- stats

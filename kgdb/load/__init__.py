@@ -1,0 +1,1 @@
+"""Loaders: files -> nodes and relationships (batched, idempotent MERGE on id)."""

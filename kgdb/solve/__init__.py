@@ -1,0 +1,1 @@
+"""Solvers: rules (concept rules compiled to Cypher); logical forms."""

@@ -1,0 +1,163 @@
+"""``kgdb rules``: compile rule files to Cypher, materialise them, judge facts at ask time."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from kgdb.cypher import rules as cypher_rules
+from kgdb.dialects import Dialect, get_dialect
+from kgdb.engine.base import GraphStore
+from kgdb.errors import DslError, KgdbError
+from kgdb.solve.rules import Conclusion, RuleSet, evaluate, load_rules
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+APPLY_TIME = "<set by kgdb rules apply>"
+"""The ``evaluated_at`` shown by ``compile``; ``apply`` passes the current time."""
+
+
+def kgdb_errors(func: F) -> F:
+    """Expected failures print one clear message and exit 1, without a traceback."""
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except KgdbError as exc:
+            raise click.ClickException(str(exc)) from None
+    return wrapper  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def graph_store() -> Iterator[GraphStore]:
+    """The store of the ``kgdb`` invocation (``--uri``/``--graph``), or one opened from the
+    environment when the command runs outside the ``kgdb`` group."""
+    from kgdb.cli import Context
+
+    shared = click.get_current_context().find_object(Context)
+    if shared is not None:
+        yield shared.store  # closed by the kgdb group
+        return
+    from kgdb.engine import connect
+
+    with connect() as store:
+        yield store
+
+
+def read_rules(path: Path) -> RuleSet:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DslError(f"{path}: cannot read the rule file: {exc}") from None
+    return load_rules(text, str(path))
+
+
+def compiled_cypher(dialect: Dialect, rules: RuleSet, *, label: str | None, ruleset: str,
+                    header: str = "") -> str:
+    """Every statement of ``rules`` for ``dialect``, with its parameters, as a readable script."""
+    out = [f"// {header}"] if header else []
+    out.append(f"// Dialect: {dialect.NAME}. Values are parameters (shown above each statement).")
+    out.append("")
+    out.append("// ==== Materialise (kgdb rules apply): run in this order; each statement is "
+               "idempotent.")
+    statements = cypher_rules.materialise_statements(dialect, rules, label=label, ruleset=ruleset,
+                                                     evaluated_at=APPLY_TIME)
+    for i, (description, statement) in enumerate(statements, 1):
+        out.append(f"// -- {i}. {description}")
+        out.append(f"// params: {json.dumps(statement.params, ensure_ascii=False, sort_keys=True)}")
+        out.append(statement.text + ";")
+        out.append("")
+    ask = cypher_rules.evaluate_facts(dialect, rules)
+    out.append("// ==== Ask time (kgdb rules eval): read-only, judges the map $facts.")
+    out.append(f"// params: {json.dumps(ask.params, ensure_ascii=False, sort_keys=True)}")
+    out.append(ask.text + ";")
+    return "\n".join(out) + "\n"
+
+
+def conclusion_json(subject: str, c: Conclusion) -> dict[str, Any]:
+    return {
+        "subject": subject, "predicate": c.predicate, "object": c.concept.id,
+        "concept": {"type": c.concept.type, "name": c.concept.name},
+        "rule": c.rule.text, "location": c.rule.location,
+    }
+
+
+@click.group("rules")
+def rules_group() -> None:
+    """Concept rules (KAG's rule DSL): compile to Cypher, materialise, evaluate facts."""
+
+
+@rules_group.command("compile")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--dialect", "dialect_name", default="neo4j", show_default=True,
+              help="neo4j or falkordb")
+@click.option("--label", default=None, help="Label of the nodes judged by rules without a subject type.")
+@click.option("--ruleset", default=None, help="Name stored on conclusions (default: the file name).")
+@kgdb_errors
+def compile_command(file: Path, dialect_name: str, label: str | None, ruleset: str | None) -> None:
+    """Print the Cypher (and parameters) of FILE's rules; needs no database."""
+    rules = read_rules(file)
+    dialect = get_dialect(dialect_name)
+    click.echo(compiled_cypher(dialect, rules, label=label, ruleset=ruleset or file.stem,
+                               header=f"kgdb rules compile {file.name} --dialect {dialect.NAME}"
+                                      + (f" --label {label}" if label else "")), nl=False)
+
+
+@rules_group.command("apply")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--label", default=None, help="Label of the nodes judged by rules without a subject type.")
+@click.option("--ruleset", default=None, help="Name stored on conclusions (default: the file name).")
+@kgdb_errors
+def apply_command(file: Path, label: str | None, ruleset: str | None) -> None:
+    """Materialise FILE's conclusions as (node)-[:belongTo]->(:Concept) in the graph."""
+    from kgdb.solve.rules_apply import apply_rules
+
+    rules = read_rules(file)
+    with graph_store() as store:
+        report = apply_rules(store, rules, label=label, ruleset=ruleset or file.stem)
+    for description, rows in report.steps:
+        click.echo(f"{description}: {rows}")
+    click.echo(f"ruleset {report.ruleset!r} evaluated at {report.evaluated_at}")
+    for rule in rules.rules:
+        click.echo(f"{rule.concept.id}\t{report.counts.get(rule.concept.id, 0)}")
+
+
+@rules_group.command("eval")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--facts", "facts_json", required=True,
+              help='The instance\'s properties as a JSON object, e.g. \'{"SystolicPressure": 160}\'.')
+@click.option("--json", "as_json", is_flag=True, help="Print the conclusions as JSON.")
+@click.option("--local", is_flag=True,
+              help="Evaluate in Python (the reference evaluator) instead of in the database.")
+@click.option("--subject", default="input", show_default=True, help="How to name the instance.")
+@kgdb_errors
+def eval_command(file: Path, facts_json: str, as_json: bool, local: bool, subject: str) -> None:
+    """Judge facts given with a question; writes nothing."""
+    rules = read_rules(file)
+    try:
+        facts = json.loads(facts_json)
+    except ValueError as exc:
+        raise DslError(f"--facts is not valid JSON: {exc}") from None
+    if local:
+        conclusions = evaluate(rules, facts)
+    else:
+        from kgdb.solve.rules_apply import ask
+
+        with graph_store() as store:
+            conclusions = ask(store, rules, facts)
+    if as_json:
+        click.echo(json.dumps({"facts": facts,
+                               "conclusions": [conclusion_json(subject, c) for c in conclusions]},
+                              ensure_ascii=False, indent=2))
+        return
+    if not conclusions:
+        click.echo("no conclusion")
+    for c in conclusions:
+        click.echo(f"({subject})-[{c.predicate}]->({c.concept.id})\trule {c.rule.location}: "
+                   f"{c.rule.text}")
