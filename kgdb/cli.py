@@ -366,6 +366,20 @@ def demo(ctx: Context) -> None:
 cli.add_command(lf)
 
 
+# ---------------------------------------------------------------------- simgrag
+from kgdb.retrieve.commands import (  # noqa: E402 - registered after the groups exist
+    ask_command,
+    bench_retrieve_command,
+    eval_group,
+    pattern_command,
+)
+
+cli.add_command(pattern_command)
+cli.add_command(ask_command)
+cli.add_command(eval_group)
+bench.add_command(bench_retrieve_command)
+
+
 # ---------------------------------------------------------------------- entry point
 def _configure_logging() -> None:
     handler = logging.StreamHandler(sys.stderr)

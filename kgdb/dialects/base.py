@@ -234,3 +234,17 @@ class Dialect:
         return Statement(
             "MATCH ()-[r]->() RETURN type(r) AS type, count(*) AS count ORDER BY type"
         )
+
+    # --- simgrag: exact distances for Graph Semantic Distance
+    def exact_l2_distance(self, stored: str, query: str) -> str:
+        """The L2 distance between a stored vector and a list, exact to float32 precision.
+
+        GSD sums distances, so small ones must not be lost (shared/dialects.md section 3.1,
+        "Exact L2 from the score").
+        """
+        return self.exact_l2_prepared(stored, self.vector_value(query))
+
+    def exact_l2_prepared(self, stored: str, prepared: str) -> str:
+        """Like :meth:`exact_l2_distance`, for a query already made a vector with
+        :meth:`vector_value` (convert once per query, not once per row)."""
+        raise NotImplementedError

@@ -148,6 +148,12 @@ class FalkorDBDialect(Dialect):
         return (f"CALL db.idx.fulltext.queryNodes({self.string_literal(label)}, {query}) "
                 "YIELD node, score")
 
+    # --- simgrag: exact distances for Graph Semantic Distance
+    def exact_l2_prepared(self, stored: str, prepared: str) -> str:
+        """vec.euclideanDistance is the float32 L2 itself (equals the euclidean index score,
+        shared/dialects.md section 3.1)."""
+        return f"vec.euclideanDistance({stored}, {prepared})"
+
 
 def _state(status: str) -> str:
     # FalkorDB says OPERATIONAL / UNDER CONSTRUCTION / PENDING; Neo4j says ONLINE / POPULATING.

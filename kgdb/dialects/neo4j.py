@@ -134,3 +134,12 @@ class Neo4jDialect(Dialect):
     def fulltext_search_call(self, label: str, props: Sequence[str], query: str) -> str:
         index = self.string_literal(self.index_name(label, "text", "fulltext"))
         return f"CALL db.index.fulltext.queryNodes({index}, {query}) YIELD node, score"
+
+    # --- simgrag: exact distances for Graph Semantic Distance
+    def exact_l2_prepared(self, stored: str, prepared: str) -> str:
+        """Sum of squares over the LIST<FLOAT> property: the 1/(1+d^2) similarity loses d < 2.4e-4.
+
+        shared/dialects.md section 3.1 ("Exact L2 from the score"): re-rank with reduce().
+        """
+        return (f"sqrt(reduce(acc = 0.0, i IN range(0, size({prepared}) - 1) | "
+                f"acc + ({stored}[i] - {prepared}[i]) ^ 2))")

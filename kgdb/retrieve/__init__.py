@@ -1,0 +1,1 @@
+"""Retrieval methods (SimGRAG in :mod:`kgdb.retrieve.simgrag`)."""

@@ -1,0 +1,219 @@
+"""`kgdb pattern` and `kgdb ask` against the scripted OpenAI-compatible server: realistic,
+malformed, slow and rate-limited replies; one-line errors, exit 1, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from kgdb.cli import main
+from tests.live.test_simgrag_retrieval import _movie_graph
+from tests.support.simgrag_graph import build_graph
+
+pytestmark = pytest.mark.live
+
+PATTERN_REPLY = '''{
+    "divided": [
+        "the director of Tokyo Godfathers",
+    ],
+    "triples": [
+        ("Tokyo Godfathers", "directed by", "UNKNOWN director 1"),
+    ]
+}'''
+ANSWER_REPLY = "According to graph [1], the director is Satoshi Kon."
+
+
+@pytest.fixture
+def graph(store, embedder, monkeypatch):
+    build_graph(store, embedder, _movie_graph())
+    monkeypatch.setenv("KGDB_GRAPH", store.graph_name)
+    monkeypatch.setattr("kgdb.embed.default_embedder", lambda *a, **k: embedder)
+    return store
+
+
+class Run:
+    def __init__(self, code, out, err):
+        self.exit_code, self.output, self.err = code, out, err
+
+
+@pytest.fixture
+def kgdb(capsys):
+    """Run ``kgdb ARGS`` in-process through the real entry point (``kgdb.cli.main``)."""
+
+    def run(*args):
+        try:
+            main(list(args))
+            code = 0
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        out = capsys.readouterr()
+        assert "Traceback" not in out.out + out.err
+        return Run(code, out.out, out.err)
+
+    return run
+
+
+def test_pattern_json(scripted_llm, kgdb):
+    scripted_llm.push("Here is the structure:\n```python\n" + PATTERN_REPLY + "\n```")
+    result = kgdb("pattern", "who is the director of Tokyo Godfathers", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["triples"] == [["Tokyo Godfathers", "directed by", "UNKNOWN director 1"]]
+    assert data["pattern"]["nodes"][1]["types"] == ["director"]
+    prompt = scripted_llm.requests[0]["messages"][0]["content"]
+    assert prompt.startswith("You need to segment the given query")
+
+
+def test_malformed_then_recovered(scripted_llm, kgdb):
+    scripted_llm.push("The director is probably Satoshi Kon.",
+                      '{"triples": [("Tokyo Godfathers", "directed by")]}',
+                      PATTERN_REPLY)
+    result = kgdb("pattern", "who is the director of Tokyo Godfathers")
+    assert result.exit_code == 0, result.output
+    assert "('Tokyo Godfathers', 'directed by', 'UNKNOWN director 1')" in result.output
+    assert len(scripted_llm.requests) == 3
+    retry = scripted_llm.requests[2]["messages"][-1]["content"]
+    assert "triple 1 has 2 item(s)" in retry  # the model is shown its mistake
+
+
+def test_malformed_fails_after_bounded_retries(scripted_llm, kgdb):
+    scripted_llm.push("no idea", "still no idea", "{'triples': 'n/a'}", PATTERN_REPLY)
+    result = kgdb("pattern", "who is the director of Tokyo Godfathers")
+    assert result.exit_code == 1 and result.output == ""
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("kgdb: error: the model's pattern graph could not be parsed "
+                               "after 3 attempts")
+    assert len(scripted_llm.requests) == 3
+
+
+def test_slow_endpoint_times_out(scripted_llm, monkeypatch, kgdb):
+    monkeypatch.setenv("KGDB_LLM_TIMEOUT", "1")
+    monkeypatch.setenv("KGDB_LLM_RETRIES", "0")
+    scripted_llm.push({"content": PATTERN_REPLY, "delay": 3})
+    result = kgdb("pattern", "who is the director of Tokyo Godfathers")
+    assert result.exit_code == 1
+    assert result.err.strip().splitlines() == [
+        f"kgdb: error: the LLM at {scripted_llm.base_url} did not answer within 1 s"]
+    # let the scripted server finish its late reply (its broken-pipe report is its own)
+    time.sleep(2.5)
+
+
+def test_rate_limits_are_retried_then_reported(scripted_llm, kgdb):
+    scripted_llm.push({"status": 429}, {"status": 429}, PATTERN_REPLY)
+    assert kgdb("pattern", "who directed Tokyo Godfathers").exit_code == 0
+    scripted_llm.push({"status": 429}, {"status": 429}, {"status": 429})
+    result = kgdb("pattern", "who directed Tokyo Godfathers")
+    assert result.exit_code == 1
+    assert "kept answering 429" in result.err and len(result.err.splitlines()) == 1
+
+
+def test_ask_prints_answer_evidence_and_cypher(graph, scripted_llm, kgdb):
+    scripted_llm.push(PATTERN_REPLY, ANSWER_REPLY)
+    result = kgdb("ask", "who is the director of Tokyo Godfathers")
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert out.startswith(ANSWER_REPLY)
+    assert "graph [1]  GSD 0.0000" in out
+    assert "('Tokyo Godfathers', 'directed_by', 'Satoshi Kon')" in out
+    assert "MATCH (n0)-[r0]-(n1:`Entity`)" in out and "ORDER BY gsd ASC" in out
+    # the generation prompt carries the verbalised evidence, graph numbers to cite
+    prompt = scripted_llm.requests[1]["messages"][0]["content"]
+    assert prompt.startswith("Please answer the question based on the given evidences")
+    assert 'evidences: {\n    "graph [1]": [\n        ("Tokyo Godfathers", "directed_by", ' \
+           '"Satoshi Kon")' in prompt
+
+
+def test_ask_json_and_engines(graph, scripted_llm, kgdb):
+    for engine in ("cypher", "optimized"):
+        scripted_llm.push(PATTERN_REPLY, ANSWER_REPLY)
+        result = kgdb("ask", "who is the director of Tokyo Godfathers", "--json",
+                         "--engine", engine, "--k", "2")
+        assert result.exit_code == 0, result.output
+        data = json.loads(result.output)
+        assert data["answer"] == ANSWER_REPLY and data["solver"] == "simgrag"
+        assert data["engine"] == engine
+        assert len(data["subgraphs"]) == 2
+        assert data["subgraphs"][0]["triples"] == [["Tokyo Godfathers", "directed_by",
+                                                   "Satoshi Kon"]]
+        assert data["statements"] and all("cypher" in s for s in data["statements"])
+        assert set(data["timings_ms"]) == {"embed", "vector", "match"}
+
+
+def test_ask_verify(graph, scripted_llm, kgdb):
+    scripted_llm.push(
+        '{"divided": ["Satoshi Kon directed Tokyo Godfathers"], "triples": '
+        '[["Tokyo Godfathers", "directed by", "Satoshi Kon"]]}',
+        "Maybe.",  # no verdict: asked again with the reason
+        "Graph [1] says so, so the answer is True.")
+    result = kgdb("ask", "Satoshi Kon directed Tokyo Godfathers.", "--verify", "--json",
+                     "--examples", "factkg")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["verdict"] is True
+    assert "'True' or 'False'" in scripted_llm.requests[2]["messages"][-1]["content"]
+
+
+def test_ask_with_a_malformed_pattern_is_one_line(graph, scripted_llm, kgdb):
+    scripted_llm.push("nope", "nope", "nope")
+    result = kgdb("ask", "who is the director of Tokyo Godfathers")
+    assert result.exit_code == 1
+    assert len(result.err.strip().splitlines()) == 1 and "kgdb: error: " in result.err
+
+
+QUESTIONS = (
+    "who directed [Heat]\tMichael Mann\tmovie_to_director\n"
+    "which movies share the director of [Tokyo Godfathers]\tPerfect Blue|Paprika\t"
+    "movie_to_director_to_movie\n"
+    "[Al Pacino] starred in movies directed by whom\tMichael Mann|Christopher Nolan\t"
+    "actor_to_movie_to_director\n"
+)
+
+
+def test_eval_metaqa_and_bench(graph, tmp_path, kgdb):
+    questions = tmp_path / "dev.tsv"
+    questions.write_text(QUESTIONS)
+    result = kgdb("eval", "metaqa", "--questions", str(questions), "--patterns", "oracle",
+                     "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["questions"] == 3
+    assert report["hops"]["1-hop"]["hits@3"] == 1.0
+    assert report["hops"]["2-hop"]["hits@3"] == 1.0 and report["hops"]["2-hop"]["hits@1"] == 1.0
+    assert set(report["hops"]["2-hop"]["latency_ms"]) == {
+        "embed", "vector", "match", "retrieval_excluding_embed"}
+    text = kgdb("eval", "metaqa", "--questions", str(questions), "--engine", "optimized")
+    assert text.exit_code == 0 and "2-hop: hits@3 100.00%" in text.output
+    bench = kgdb("bench", "retrieve", "--questions", str(questions), "--json")
+    assert bench.exit_code == 0, bench.output
+    assert json.loads(bench.output)["1-hop"]["latency_ms"]["match"]["p50"] > 0
+
+
+def test_eval_errors_are_one_line(graph, tmp_path, kgdb):
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("who directed Heat\tMichael Mann\tmovie_to_director\n")
+    result = kgdb("eval", "metaqa", "--questions", str(bad))
+    assert result.exit_code == 1
+    assert result.err.strip() == f"kgdb: error: {bad}:1: no [topic entity] in the question"
+    result = kgdb("eval", "metaqa", "--questions", str(bad), "--patterns", "llm")
+    assert result.exit_code == 1 and "only 'oracle'" in result.err
+
+
+def test_real_process_prints_one_line_and_exits_1(scripted_llm):
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    scripted_llm.push("no", "no", "no")
+    proc = subprocess.run([sys.executable, "-m", "kgdb", "pattern", "who directed Heat"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
+        "kgdb: error: the model's pattern graph could not be parsed after 3 attempts: no "
+        '{"divided": [...], "triples": [...]} object found in the reply']

@@ -1,0 +1,243 @@
+"""SimGRAG retrieval on the embedded FalkorDB: generated Cypher and the optimized engine
+against a brute-force reference, exact L2 distances, typed unknowns, components."""
+
+from __future__ import annotations
+
+import math
+import uuid
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kgdb.config import Settings
+from kgdb.engine import connect
+from kgdb.ir import pattern_from_triples
+from kgdb.retrieve.simgrag import search
+from tests.support.simgrag_graph import SmallGraph, brute_force, build_graph
+
+pytestmark = pytest.mark.live
+
+NAMES = ["Tokyo Godfathers", "Satoshi Kon", "Perfect Blue", "Paprika", "Millennium Actress",
+         "Kismet", "Vincente Minnelli", "Howard Keel", "Ann Blyth", "Flashpoint",
+         "Donnie Yen", "Wilson Yip", "Ip Man", "Drama", "Animation", "2003", "1997",
+         "Japanese", "Heat", "Michael Mann", "Al Pacino", "Robert De Niro", "Crime",
+         "Insomnia", "Christopher Nolan", "Memento", "Guy Pearce", "English"]
+PREDICATES = {"directed_by": "directed by", "starred_actors": "starred actors",
+              "written_by": "written by", "has_genre": "has genre",
+              "release_year": "release year", "in_language": "in language"}
+PHRASES = ["directed by", "director", "starred", "actor", "written by", "screenwriter",
+           "genre", "release year", "year", "language"]
+TEXTS = [*NAMES, "Satoshi", "Nolan film", "a japanese anime", "crime drama"]
+
+
+def _movie_graph() -> SmallGraph:
+    ents = {n: n for n in ["Tokyo Godfathers", "Satoshi Kon", "Perfect Blue", "Paprika",
+                           "Animation", "2003", "Japanese", "Heat", "Michael Mann", "Al Pacino",
+                           "Insomnia", "Christopher Nolan", "Memento", "Al Pacino"]}
+    triples = [("Tokyo Godfathers", "directed_by", "Satoshi Kon"),
+               ("Perfect Blue", "directed_by", "Satoshi Kon"),
+               ("Paprika", "directed_by", "Satoshi Kon"),
+               ("Tokyo Godfathers", "release_year", "2003"),
+               ("Tokyo Godfathers", "has_genre", "Animation"),
+               ("Paprika", "in_language", "Japanese"),
+               ("Heat", "directed_by", "Michael Mann"),
+               ("Heat", "starred_actors", "Al Pacino"),
+               ("Insomnia", "starred_actors", "Al Pacino"),
+               ("Insomnia", "directed_by", "Christopher Nolan"),
+               ("Memento", "directed_by", "Christopher Nolan")]
+    return SmallGraph(ents, triples, dict(PREDICATES))
+
+
+@pytest.mark.parametrize("engine", ["cypher", "optimized"])
+def test_one_hop_and_two_hop_questions(store, embedder, engine):
+    build_graph(store, embedder, _movie_graph())
+    pattern = pattern_from_triples([("Tokyo Godfathers", "directed by", "UNKNOWN director 1")])
+    result = search(store, embedder, pattern, k=3, engine=engine)
+    top = result.subgraphs[0]
+    assert top.verbal_triples() == [("Tokyo Godfathers", "directed_by", "Satoshi Kon")]
+    assert top.gsd == pytest.approx(0.0, abs=1e-5)
+    # the other top-3 are worse: a different relation of the same movie
+    assert all(s.gsd > 0.1 for s in result.subgraphs[1:])
+    assert set(result.timings_ms) == {"embed", "vector", "match"}
+
+    pattern = pattern_from_triples([("Heat", "starred", "UNKNOWN actor 1"),
+                                    ("UNKNOWN actor 1", "starred", "UNKNOWN movie 1"),
+                                    ("UNKNOWN movie 1", "directed by", "UNKNOWN director 1")])
+    result = search(store, embedder, pattern, k=1, engine=engine)
+    assert [s.value_of("n3") for s in result.subgraphs] == ["Christopher Nolan"]
+    assert result.subgraphs[0].value_of("n2") == "Insomnia"  # never Heat itself
+
+
+def test_candidate_distances_are_exact_l2(store, embedder):
+    graph = build_graph(store, embedder, _movie_graph())
+    pattern = pattern_from_triples([("Tokyo Godfather", "directed", "UNKNOWN 1")])
+    result = search(store, embedder, pattern, k=1, k_nodes=5, k_relations=6)
+    query = embedder.embed_one("Tokyo Godfather").astype(np.float64)
+    cands = result.candidates["node:Tokyo Godfather"]
+    assert len(cands) == 5
+    expected = sorted((float(np.linalg.norm(v.astype(np.float64) - query)), i)
+                      for i, v in graph.vectors.items())[:5]
+    for cand, (dist, ident) in zip(cands, expected, strict=True):
+        assert cand.id == ident
+        assert cand.distance == pytest.approx(dist, abs=1e-6)
+    rel_query = embedder.embed_one("directed").astype(np.float64)
+    for cand in result.candidates["relation:directed"]:
+        exact = float(np.linalg.norm(graph.rel_vectors[cand.id].astype(np.float64) - rel_query))
+        assert cand.distance == pytest.approx(exact, abs=1e-6)
+
+
+@pytest.mark.parametrize("engine", ["cypher", "optimized"])
+def test_typed_unknown_uses_entity_types(store, embedder, engine):
+    graph = _movie_graph()
+    graph.type_names = ["Person", "Movie", "Year"]
+    graph.entity_types = {"Satoshi Kon": ["Person"], "Michael Mann": ["Person"],
+                          "Al Pacino": ["Person"], "Christopher Nolan": ["Person"],
+                          "2003": ["Year"]}
+    for m in ["Tokyo Godfathers", "Perfect Blue", "Paprika", "Heat", "Insomnia", "Memento"]:
+        graph.entity_types[m] = ["Movie"]
+    build_graph(store, embedder, graph)
+    pattern = pattern_from_triples([("Tokyo Godfathers", "UNKNOWN relation 1",
+                                     "UNKNOWN year 1")])
+    result = search(store, embedder, pattern, k=3, k_types=1, engine=engine)
+    assert [s.value_of("n1") for s in result.subgraphs] == ["2003"]
+    expected = brute_force(graph, embedder, pattern, k=3, k_nodes=16, k_relations=16,
+                           k_types=1)
+    assert [r[1] for r in expected[0]] == [s.node_ids for s in result.subgraphs]
+
+
+@pytest.mark.parametrize("engine", ["cypher", "optimized"])
+def test_disconnected_components_are_retrieved_separately(store, embedder, engine):
+    build_graph(store, embedder, _movie_graph())
+    pattern = pattern_from_triples([("Heat", "directed by", "UNKNOWN director 1"),
+                                    ("Memento", "directed by", "UNKNOWN director 2")])
+    assert len(pattern.components()) == 2
+    result = search(store, embedder, pattern, k=1, engine=engine)
+    assert [(s.component, s.verbal_triples()[0][2]) for s in result.subgraphs] == [
+        (0, "Michael Mann"), (1, "Christopher Nolan")]
+
+
+def test_a_pattern_without_anything_known_is_refused(store, embedder):
+    from kgdb.retrieve.simgrag import RetrievalError
+
+    build_graph(store, embedder, _movie_graph())
+    pattern = pattern_from_triples([("Heat", "directed by", "UNKNOWN d 1"),
+                                    ("UNKNOWN a 1", "UNKNOWN r 1", "UNKNOWN b 1")])
+    with pytest.raises(RetrievalError, match="names no entity and no relation"):
+        search(store, embedder, pattern)
+
+
+# ---------------------------------------------------------------------- property test
+@st.composite
+def graphs_and_patterns(draw):
+    names = draw(st.lists(st.sampled_from(NAMES), min_size=3, max_size=8, unique=True))
+    preds = sorted(PREDICATES)
+    possible = [(h, p, t) for h in names for t in names if h != t for p in preds]
+    triples = draw(st.lists(st.sampled_from(possible), min_size=2, max_size=14, unique=True))
+    n_nodes = draw(st.integers(2, 4))
+    node_texts = []
+    for i in range(n_nodes):
+        if draw(st.booleans()):
+            node_texts.append(draw(st.sampled_from(TEXTS)))
+        else:
+            node_texts.append(f"UNKNOWN thing {i}")
+    if len(set(node_texts)) < n_nodes:  # the same text twice is one node: keep them apart
+        node_texts = [t if t.startswith("UNKNOWN") or node_texts.index(t) == i
+                      else f"UNKNOWN thing {i}" for i, t in enumerate(node_texts)]
+    edges = []
+    for i in range(1, n_nodes):  # a random spanning tree
+        edges.append((draw(st.integers(0, i - 1)), i))
+    if draw(st.booleans()):  # plus one extra edge: a cycle or a parallel edge
+        a = draw(st.integers(0, n_nodes - 1))
+        b = draw(st.integers(0, n_nodes - 1).filter(lambda x: x != a))
+        edges.append((a, b))
+    pattern_triples = []
+    for a, b in edges:
+        rel = draw(st.sampled_from(PHRASES)) if draw(st.integers(0, 3)) else "UNKNOWN rel 1"
+        pattern_triples.append((node_texts[a], rel, node_texts[b]))
+    if all(t.startswith("UNKNOWN") for t in node_texts) and all(
+            r.startswith("UNKNOWN") for _, r, _ in pattern_triples):
+        head, _, tail = pattern_triples[0]  # something must be known (else refused)
+        pattern_triples[0] = (head, "directed by", tail)
+    k = draw(st.integers(1, 4))
+    kn = draw(st.integers(1, 5))
+    kr = draw(st.integers(1, 4))
+    distinct = draw(st.sampled_from(["all", "known"]))
+    return (SmallGraph({n: n for n in names}, triples, dict(PREDICATES)), pattern_triples, k, kn,
+            kr, distinct)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(case=graphs_and_patterns())
+def test_engines_agree_with_brute_force(embedded_home, embedder, case):
+    graph, triples, k, kn, kr, distinct = case
+    # A graph of its own per example (not reset-and-reuse: GRAPH.DELETE frees asynchronously).
+    store = connect(Settings.from_env(graph=f"test_{uuid.uuid4().hex[:12]}"))
+    try:
+        _agree(store, embedder, graph, triples, k, kn, kr, distinct)
+    finally:
+        store.reset()
+        store.close()
+
+
+def _agree(store, embedder, graph, triples, k, kn, kr, distinct):
+    build_graph(store, embedder, graph)
+    pattern = pattern_from_triples(triples)
+    expected = brute_force(graph, embedder, pattern, k=k, k_nodes=kn, k_relations=kr,
+                           distinct=distinct)
+    runs = {
+        name: search(store, embedder, pattern, k=k, k_nodes=kn, k_relations=kr,
+                     engine=engine, prune=prune, distinct=distinct)
+        for name, engine, prune in (("plain", "cypher", False), ("pruned", "cypher", True),
+                                    ("optimized", "optimized", True))
+    }
+    want = [r[0] for comp in expected for r in comp]
+    for name, result in runs.items():
+        got = [s.gsd for s in result.subgraphs]
+        assert len(got) == len(want), (name, got, want, triples, graph.triples)
+        for g, w in zip(got, want, strict=True):
+            assert math.isclose(g, w, abs_tol=2e-4), (name, got, want, triples)
+        _check_isomorphic(graph, pattern, result.subgraphs, distinct)
+    # The engines sum the same candidate distances in the same order and break ties the same
+    # way: identical answers, bit for bit.
+    reference = [(s.gsd, s.node_ids, s.triples) for s in runs["plain"].subgraphs]
+    for name in ("pruned", "optimized"):
+        assert [(s.gsd, s.node_ids, s.triples) for s in runs[name].subgraphs] == reference, name
+
+
+def _check_isomorphic(graph, pattern, subgraphs, distinct="all"):
+    facts = set(graph.triples)
+    components = [c for c in pattern.components() if c.edges]
+    for s in subgraphs:
+        comp = components[s.component]
+        if distinct == "all":
+            assert len(set(s.node_ids)) == len(s.node_ids)  # injective
+        assert len(set(s.triples)) == len(s.triples)  # distinct relationships
+        where = dict(zip([n.var for n in comp.nodes], s.node_ids, strict=True))
+        for edge, triple in zip(comp.edges, s.triples, strict=True):
+            assert triple in facts
+            assert {triple[0], triple[2]} == {where[edge.source], where[edge.target]}
+
+
+def test_demo_sample_without_llm(store, embedder):
+    """What `make demo` can show: the oracle pattern of a misspelt question on the sample."""
+    from kgdb.load.triples import load_triples
+    from kgdb.retrieve.simgrag import describe
+    from kgdb.schema import apply_schema, parse_schema_file
+    from tests.conftest import ROOT
+
+    apply_schema(store, parse_schema_file(ROOT / "loaders/schemas/metaqa.schema"), embedder)
+    load_triples(store, embedder, ROOT / "loaders/samples/movies.txt", progress=False)
+    pattern = pattern_from_triples([("kismit", "directed by", "UNKNOWN director 1"),
+                                    ("kismit", "starred", "UNKNOWN actor 1")])
+    for engine in ("cypher", "optimized"):
+        result = search(store, embedder, pattern, k=3, engine=engine)
+        assert [s.value_of("n1") for s in result.subgraphs] == ["William Dieterle"] * 3
+        assert [s.value_of("n2") for s in result.subgraphs] == [
+            "Edward Arnold", "James Craig", "Marlene Dietrich"]  # equal GSD: ids break ties
+        lines = describe(result)
+        assert lines[0].startswith("graph [1]  GSD ")
+        assert "    ('Kismet', 'directed_by', 'William Dieterle')" in lines
+        assert any(line.startswith("params: ") for line in lines)
