@@ -20,8 +20,9 @@ from kgdb.retrieve.simgrag import DISTINCT, ENGINES, Retrieval, describe, search
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-SOLVERS = ["simgrag"]
-"""``kgdb ask --solver``: the logical-form solver adds ``lf`` here."""
+SOLVERS = ["simgrag", "lf"]
+"""``kgdb ask --solver``: SimGRAG (pattern graph, top-k subgraphs) or KAG logical forms
+(plan, execute, judge, re-plan)."""
 
 
 def _retrieval_options(func: F, distinct: str = "all") -> F:
@@ -116,16 +117,34 @@ def pattern_command(question: str, examples: str, as_json: bool) -> None:
               help="How to answer.")
 @click.option("--verify", is_flag=True,
               help="Fact verification: judge QUESTION as a statement, True or False.")
+@click.option("--rounds", default=3, show_default=True, type=click.IntRange(1, 10),
+              help="--solver lf: plan-execute-judge rounds at most (KAG's n).")
 @click.option("--examples", default="metaqa", show_default=True,
               help="Few-shot examples: metaqa, factkg, or a JSON file.")
 @_retrieval_options
 @click.option("--json", "as_json", is_flag=True, help="Answer, evidence and Cypher as JSON.")
-def ask_command(question: str, solver: str, verify: bool, examples: str, k: int,
+def ask_command(question: str, solver: str, verify: bool, rounds: int, examples: str, k: int,
                 k_nodes: int, k_relations: int, k_types: int, engine: str, distinct: str,
                 as_json: bool) -> None:
-    """Answer QUESTION from the graph: pattern, top-k subgraphs, answer citing them."""
+    """Answer QUESTION from the graph: pattern, top-k subgraphs, answer citing them
+    (--solver simgrag), or a logical-form plan run against the graph (--solver lf)."""
     from kgdb.llm import ChatClient
     from kgdb.retrieve.simgrag_llm import generate_answer, load_examples, query_to_pattern
+
+    if solver == "lf":
+        if verify:
+            raise click.UsageError("--verify works with --solver simgrag")
+        from kgdb.solve.lf_solver import solve_lf
+
+        opened, embedder = _open()
+        with opened as store:
+            solved = solve_lf(question, store, embedder, ChatClient(), rounds)
+        if as_json:
+            click.echo(json.dumps(solved.to_json(), indent=2, ensure_ascii=False,
+                                  default=_jsonable))
+        else:
+            click.echo(solved.render())
+        return
 
     shots = load_examples(examples)
     client = ChatClient()

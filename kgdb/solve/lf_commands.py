@@ -162,25 +162,3 @@ def lf_run(ctx: click.Context, file: Path, no_link: bool, as_json: bool) -> None
         _echo_json(result.to_json())
     else:
         click.echo(result.render())
-
-
-@click.command("ask")
-@click.argument("question")
-@click.option("--rounds", default=3, show_default=True, type=click.IntRange(1, 10),
-              help="Plan-execute-judge rounds at most (KAG's n).")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
-@click.pass_context
-def lf_ask(ctx: click.Context, question: str, rounds: int, as_json: bool) -> None:
-    """Answer QUESTION with the logical-form solver (kgdb ask --solver lf)."""
-    from kgdb.llm.client import ChatClient
-    from kgdb.solve.lf_solver import solve_lf
-
-    runtime = _Runtime(ctx)
-    try:
-        result = solve_lf(question, runtime.store, runtime.embedder, ChatClient(), rounds)
-    finally:
-        runtime.close()
-    if as_json:
-        _echo_json(result.to_json())
-    else:
-        click.echo(result.render())

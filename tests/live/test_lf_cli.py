@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from kgdb.errors import DslSyntaxError
-from kgdb.solve.lf_commands import lf, lf_ask
+from kgdb.solve.lf_commands import lf
 from tests.conftest import ROOT
 
 EXAMPLE = ROOT / "dsl" / "examples" / "sort_latest.lf"
@@ -54,23 +54,16 @@ def test_run_prints_cypher_and_results(metaqa_store: Any, monkeypatch: pytest.Mo
     assert data["trace"][1]["kind"] == "sort" and "LIMIT $limit" in data["trace"][1]["cypher"]
 
 
-def test_ask(metaqa_store: Any, scripted_llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KGDB_GRAPH", metaqa_store.graph_name)
+def test_ask(metaqa_store: Any, scripted_llm: Any) -> None:
+    from kgdb.cli import cli
+
     scripted_llm.push("Retrieval(s=s1:Movie[Kismet], p=p1:directed_by, o=o1)\nOutput(o1)",
                       "ANSWER: William Dieterle")
-    out = CliRunner().invoke(lf_ask, ["Who directed Kismet?", "--json"],
-                             obj=_Obj(metaqa_store))
+    out = CliRunner().invoke(cli, ["--graph", metaqa_store.graph_name, "ask", "--solver", "lf",
+                                   "Who directed Kismet?", "--json"])
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
     assert data["answer"] == "William Dieterle" and data["solver"] == "lf"
-
-
-class _Obj:
-    """The main CLI's context object: a store and an embedder."""
-
-    def __init__(self, store: Any) -> None:
-        self.store = store
-        self.embedder = None
 
 
 def test_registered_in_kgdb_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
