@@ -8,15 +8,16 @@ reports, catalog nodes are MERGEd. The embedding model and dimension are recorde
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kgdb.cypher import catalog
 from kgdb.dialects.base import Dialect, IndexInfo
 from kgdb.embed.base import Embedder
 from kgdb.engine.base import GraphStore
-from kgdb.errors import EmbeddingDimensionError, SchemaError
+from kgdb.errors import EmbeddingDimensionError, SchemaError, StatementError
 from kgdb.schema.model import Schema, TypeDef
-from kgdb.statement import Operation
+from kgdb.statement import Operation, Statement
 
 EMBEDDING_KEY = "embedding"
 
@@ -194,7 +195,8 @@ def _apply_concepts(store: GraphStore, t: TypeDef, embedder: Embedder) -> int:
 def rebuild_vector_indexes(store: GraphStore) -> list[str]:
     """Drop and re-create every vector index (FalkorDB: clears stale HNSW entries that updates
     of indexed nodes leave behind; see kgdb/cypher/catalog.py)."""
-    rebuilt = []
+    rebuilt: list[str] = []
+    vectors: list[IndexInfo] = []
     for info in store.indexes():
         if info.kind != "vector" or not info.dimension:
             continue
@@ -204,22 +206,37 @@ def rebuild_vector_indexes(store: GraphStore) -> list[str]:
                                                     info.dimension):
             store.execute(op)
         rebuilt.append(f":{info.label}({info.properties[0]})")
-    await_indexes(store)
+        vectors.append(info)
+    await_indexes(store, vectors=vectors)
     return rebuilt
 
 
-def await_indexes(store: GraphStore, timeout_s: float = 600.0) -> None:
-    """Wait until every index is online (Neo4j: db.awaitIndexes; FalkorDB: poll db.indexes)."""
+def await_indexes(store: GraphStore, timeout_s: float = 600.0,
+                  vectors: Sequence[IndexInfo] = ()) -> None:
+    """Wait until every index is online (Neo4j: db.awaitIndexes; FalkorDB: poll db.indexes)
+    and each of ``vectors`` answers a query (a re-created FalkorDB index can be listed before
+    its procedure accepts calls)."""
     wait = store.dialect.await_indexes()
+    deadline = time.monotonic() + timeout_s
     if wait is not None:
         store.run(wait)
-        return
-    deadline = time.monotonic() + timeout_s
-    while True:
+    while wait is None:
         pending = [i for i in store.indexes() if i.state != "ONLINE"]
         if not pending:
-            return
+            break
         if time.monotonic() > deadline:
             raise SchemaError(f"indexes still not online after {timeout_s:.0f} s: " + ", ".join(
                 f"{i.kind} :{i.label}({', '.join(i.properties)}) {i.state}" for i in pending))
         time.sleep(0.1)
+    for info in vectors:
+        probe = Statement(store.dialect.vector_search_call(info.label, info.properties[0], "$k",
+                                                           "$vector") + " RETURN count(*) AS n")
+        zero = [0.0] * int(info.dimension or 1)
+        while True:
+            try:
+                store.run(probe, {"k": 1, "vector": zero})
+                break
+            except StatementError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)

@@ -66,4 +66,7 @@ def test_demo_runs_from_the_repository(store, monkeypatch) -> None:
     code, out = invoke("demo")
     assert code == 0, out
     assert "loaded 442 triples" in out
-    assert "Kismet ->[directed_by] William Dieterle" in out
+    assert "graph [1]  GSD " in out
+    assert "('Kismet', 'directed_by', 'William Dieterle')" in out
+    assert "('Kismet', 'starred_actors', 'Marlene Dietrich')" in out
+    assert "Cypher that ran:" in out

@@ -31,7 +31,7 @@ def core_statements() -> list[str]:
                 catalog.merge_setting(), catalog.read_setting(),
                 load.match_embedded_entities(), load.merge_entities(d),
                 load.merge_facts(d, "directed_by"), load.merge_facts(d, "x`]->() DELETE n //"),
-                explore.entity_facts(), explore.count_nodes(),
+                explore.count_nodes(),
                 d.list_indexes(), d.list_constraints(), d.label_counts(),
                 d.relationship_type_counts(), d.ping(), d.delete_some_nodes(), d.components()]
     texts += [s.text for s in builders]
