@@ -12,42 +12,12 @@ from typing import Any
 
 import click
 
-from kgdb.config import Settings
-from kgdb.engine.base import GraphStore, NodeValue, PathValue, RelationshipValue
+from kgdb.cli_context import Context
+from kgdb.engine.base import NodeValue, PathValue, RelationshipValue
 from kgdb.errors import KgdbError
 from kgdb.load.records_commands import records_command
 from kgdb.solve.lf_commands import lf
 from kgdb.solve.rules_commands import rules_group
-
-
-class Context:
-    """Lazily opened store and embedder shared by the commands of one invocation."""
-
-    def __init__(self, uri: str | None, graph: str | None) -> None:
-        self.settings = Settings.from_env(uri=uri, graph=graph)
-        self._store: GraphStore | None = None
-        self._embedder: Any = None
-
-    @property
-    def store(self) -> GraphStore:
-        if self._store is None:
-            from kgdb.engine import connect
-
-            self._store = connect(self.settings)
-        return self._store
-
-    @property
-    def embedder(self) -> Any:
-        if self._embedder is None:
-            from kgdb.embed import default_embedder
-
-            self._embedder = default_embedder()
-        return self._embedder
-
-    def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
-
 
 pass_context = click.make_pass_decorator(Context)
 

@@ -7,6 +7,7 @@ which ``kgdb.cli.main`` prints as one line with exit status 1.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -55,30 +56,13 @@ def _metaqa_retrieval_options(func: F) -> F:
     return _retrieval_options(func, distinct="known")
 
 
-def _open() -> tuple[Any, Any]:
-    """The store and embedder of the ``kgdb`` group's context (``--uri``/``--graph``), else
-    the configured ones."""
-    ctx = click.get_current_context(silent=True)
-    obj = ctx.find_root().obj if ctx is not None else None
-    if obj is not None and hasattr(obj, "store") and hasattr(obj, "embedder"):
-        return _Borrowed(obj.store), obj.embedder
-    from kgdb.embed import default_embedder
-    from kgdb.engine import connect
+def _open() -> tuple[contextlib.AbstractContextManager[Any], Any]:
+    """The store (closed with the invocation, so ``with`` leaves it open) and embedder of the
+    ``kgdb`` invocation (``--uri``/``--graph``)."""
+    from kgdb.cli_context import current_context
 
-    return connect(), default_embedder()
-
-
-class _Borrowed:
-    """A store owned by the CLI context: ``with`` uses it without closing it."""
-
-    def __init__(self, store: Any) -> None:
-        self.store = store
-
-    def __enter__(self) -> Any:
-        return self.store
-
-    def __exit__(self, *exc: object) -> None:
-        pass
+    context = current_context()
+    return contextlib.nullcontext(context.store), context.embedder
 
 
 def _print_retrieval(result: Retrieval) -> None:

@@ -1,9 +1,6 @@
-"""CLI glue for logical forms: ``kgdb lf compile``, ``kgdb lf run`` and the LF ``ask``.
-
-Register with ``cli.add_command(lf)``; the ``ask`` here is merged into the main ``kgdb ask``
-as ``--solver lf`` (it calls :func:`kgdb.solve.lf_solver.solve_lf`). Commands reuse the
-main CLI's context object (``ctx.obj`` with ``.store`` and ``.embedder``) when there is one.
-"""
+"""CLI glue for logical forms: ``kgdb lf compile`` and ``kgdb lf run`` (``kgdb ask --solver
+lf`` lives with the other ``ask`` in :mod:`kgdb.retrieve.commands`). Commands use the store and
+embedder of the ``kgdb`` invocation (:func:`kgdb.cli_context.current_context`)."""
 
 from __future__ import annotations
 
@@ -13,41 +10,8 @@ from typing import Any
 
 import click
 
+from kgdb.cli_context import current_context
 from kgdb.errors import ConfigError
-
-
-class _Runtime:
-    """The store and embedder: the main CLI's when present, else opened here."""
-
-    def __init__(self, ctx: click.Context) -> None:
-        self._obj = ctx.obj
-        self._store: Any = None
-        self._embedder: Any = None
-
-    @property
-    def store(self) -> Any:
-        if self._obj is not None and hasattr(self._obj, "store"):
-            return self._obj.store
-        if self._store is None:
-            from kgdb.config import Settings
-            from kgdb.engine import connect
-
-            self._store = connect(Settings.from_env())
-        return self._store
-
-    @property
-    def embedder(self) -> Any:
-        if self._obj is not None and hasattr(self._obj, "embedder"):
-            return self._obj.embedder
-        if self._embedder is None:
-            from kgdb.embed import default_embedder
-
-            self._embedder = default_embedder()
-        return self._embedder
-
-    def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
 
 
 def _read(file: Path) -> str:
@@ -103,8 +67,7 @@ def lf() -> None:
 @click.option("--link", "use_link", is_flag=True,
               help="Link names through the database first (otherwise names are used as written).")
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
-@click.pass_context
-def lf_compile(ctx: click.Context, file: Path, dialect_name: str, use_link: bool,
+def lf_compile(file: Path, dialect_name: str, use_link: bool,
                as_json: bool) -> None:
     """Print the Cypher and parameters FILE compiles to, without running it."""
     from kgdb.dialects import get_dialect
@@ -113,13 +76,10 @@ def lf_compile(ctx: click.Context, file: Path, dialect_name: str, use_link: bool
 
     plan = parse_plan(_read(file), str(file))
     links = None
-    runtime = _Runtime(ctx)
-    try:
-        if use_link:
-            links = link_plan(plan, StoreLinker(runtime.store, runtime.embedder))
-        compiled = compile_plan(plan, get_dialect(dialect_name), links)
-    finally:
-        runtime.close()
+    runtime = current_context()
+    if use_link:
+        links = link_plan(plan, StoreLinker(runtime.store, runtime.embedder))
+    compiled = compile_plan(plan, get_dialect(dialect_name), links)
     if as_json:
         _echo_json({
             "dialect": compiled.dialect, "linked": links is not None,
@@ -141,23 +101,19 @@ def lf_compile(ctx: click.Context, file: Path, dialect_name: str, use_link: bool
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--no-link", is_flag=True, help="Match names exactly as written (no linking).")
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
-@click.pass_context
-def lf_run(ctx: click.Context, file: Path, no_link: bool, as_json: bool) -> None:
+def lf_run(file: Path, no_link: bool, as_json: bool) -> None:
     """Run FILE on the graph and print each step's Cypher, its result, and the output."""
     from kgdb.dsl.logical_form import parse_plan
     from kgdb.solve.lf_compile import StoreLinker
     from kgdb.solve.lf_run import Executor
 
     plan = parse_plan(_read(file), str(file))
-    runtime = _Runtime(ctx)
-    try:
-        embedder = runtime.embedder  # loads the model only if linking or chunk search embeds
-        executor = Executor(runtime.store,
-                            linker=None if no_link else StoreLinker(runtime.store, embedder),
-                            embedder=embedder, llm=_llm_or_none())
-        result = executor.run(plan)
-    finally:
-        runtime.close()
+    runtime = current_context()
+    embedder = runtime.embedder  # loads the model only if linking or chunk search embeds
+    executor = Executor(runtime.store,
+                        linker=None if no_link else StoreLinker(runtime.store, embedder),
+                        embedder=embedder, llm=_llm_or_none())
+    result = executor.run(plan)
     if as_json:
         _echo_json(result.to_json())
     else:

@@ -36,18 +36,10 @@ def kgdb_errors(func: F) -> F:
 
 @contextlib.contextmanager
 def graph_store() -> Iterator[GraphStore]:
-    """The store of the ``kgdb`` invocation (``--uri``/``--graph``), or one opened from the
-    environment when the command runs outside the ``kgdb`` group."""
-    from kgdb.cli import Context
+    """The store of the ``kgdb`` invocation (``--uri``/``--graph``); closed with it."""
+    from kgdb.cli_context import current_context
 
-    shared = click.get_current_context().find_object(Context)
-    if shared is not None:
-        yield shared.store  # closed by the kgdb group
-        return
-    from kgdb.engine import connect
-
-    with connect() as store:
-        yield store
+    yield current_context().store
 
 
 def read_rules(path: Path) -> RuleSet:
