@@ -38,3 +38,13 @@ def merge_facts(d: Dialect, predicate: str) -> Statement:
         "MATCH (h:Entity {id: row.h})\n"
         "MATCH (t:Entity {id: row.t})\n"
         f"MERGE (h)-[:{d.ident(predicate)}]->(t)", write=True, idempotent=True)
+
+
+def merge_records(d: Dialect, label: str, properties: list[str]) -> Statement:
+    """``$rows`` of {id, v: [one value per property]}: MERGE ``(:label {id})`` and set the
+    properties (a null value removes the property)."""
+    sets = [f"n.{d.ident(p)} = row.v[{i}]" for i, p in enumerate(properties)]
+    return Statement(
+        "UNWIND $rows AS row\n"
+        f"MERGE (n:{d.ident(label)} {{id: row.id}})\n"
+        f"SET n.name = row.id, {', '.join(sets)}", write=True, idempotent=True)

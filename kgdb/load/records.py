@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kgdb.cypher import load as cypher_load
 from kgdb.dialects.base import Dialect
 from kgdb.engine.base import GraphStore
 from kgdb.errors import InvalidIdentifierError, LoadError, did_you_mean
@@ -256,16 +257,9 @@ def _record(spec: RecordSpec, path: Path, line: int, row: list[str], indexes: li
 def merge_records(dialect: Dialect, spec: RecordSpec) -> Statement:
     """``UNWIND $rows MERGE (n:Label {id}) SET n.p = row.v[i]...`` (null removes a property)."""
     try:
-        label = dialect.ident(spec.label)
-        sets = [f"n.{dialect.ident(c.property)} = row.v[{i}]" for i, c in enumerate(spec.columns)]
+        return cypher_load.merge_records(dialect, spec.label, [c.property for c in spec.columns])
     except InvalidIdentifierError as exc:
         raise LoadError(f"{spec.source}: {exc}") from None
-    text = (
-        "UNWIND $rows AS row\n"
-        f"MERGE (n:{label} {{id: row.id}})\n"
-        f"SET n.name = row.id, {', '.join(sets)}"
-    )
-    return Statement(text, write=True)
 
 
 def load_records(store: GraphStore, spec: RecordSpec, path: Path | None = None, *,
