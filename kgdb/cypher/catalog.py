@@ -59,21 +59,16 @@ def merge_concepts(d: Dialect, concept_type: str) -> Statement:
         f"c.embedding = {d.vector_value('row.embedding')}", write=True, idempotent=True)
 
 
-def merge_type_hierarchy() -> Statement:
-    """``$rows``: {child, parent} type names."""
+def merge_isa(d: Dialect, label: str, key: str) -> Statement:
+    """``$rows``: {child, parent} keys of ``label`` nodes; ``(child)-[:isA]->(parent)``.
+
+    Type hierarchies use ``(EntityType, name)``, concept trees ``(Concept, id)``.
+    """
+    label, key = d.ident(label), d.ident(key)
     return Statement(
         "UNWIND $rows AS row\n"
-        "MATCH (c:EntityType {name: row.child})\n"
-        "MATCH (p:EntityType {name: row.parent})\n"
-        "MERGE (c)-[:isA]->(p)", write=True, idempotent=True)
-
-
-def merge_concept_links() -> Statement:
-    """``$rows``: {child, parent} concept ids; the isA tree."""
-    return Statement(
-        "UNWIND $rows AS row\n"
-        "MATCH (c:Concept {id: row.child})\n"
-        "MATCH (p:Concept {id: row.parent})\n"
+        f"MATCH (c:{label} {{{key}: row.child}})\n"
+        f"MATCH (p:{label} {{{key}: row.parent}})\n"
         "MERGE (c)-[:isA]->(p)", write=True, idempotent=True)
 
 

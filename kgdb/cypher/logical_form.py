@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgdb.dialects.base import Dialect
-from kgdb.ir import Pattern
+from kgdb.errors import DslError
+from kgdb.ir import COMPARISON_OPERATORS, Pattern
 from kgdb.statement import Statement
 
 ENTITY_LABEL = "Entity"
@@ -191,6 +192,9 @@ def _condition(dialect: Dialect, var: str, prop: str, op: str, value: Any, param
     ``op`` is a comparison of :data:`kgdb.ir.COMPARISON_OPERATORS` or, for Filter,
     ``contains`` (case-insensitive substring).
     """
+    if op != "contains" and op not in COMPARISON_OPERATORS:
+        # op is pasted into the text: only the language's own operators may get there
+        raise DslError(f"unknown comparison operator {op!r}")
     expr = _prop(dialect, var, prop)
     if op == "contains":
         return f"toLower(toString({expr})) CONTAINS toLower({param(str(value))})"

@@ -157,7 +157,7 @@ def _apply_catalog(store: GraphStore, schema: Schema, embedder: Embedder,
             for t, v in zip(types, vectors, strict=True)]})
         links = [{"child": t.name, "parent": t.parent} for t in types if t.parent]
         if links:
-            store.run(catalog.merge_type_hierarchy(), {"rows": links})
+            store.run(catalog.merge_isa(d, "EntityType", "name"), {"rows": links})
         report.entity_types = len(types)
     relations = {r.name: (t, r) for t, r in schema.relations()}
     if relations:
@@ -188,7 +188,7 @@ def _apply_concepts(store: GraphStore, t: TypeDef, embedder: Embedder) -> int:
     links = [{"child": concept_id(t.name, n), "parent": concept_id(t.name, p)}
              for n, p in pairs if p]
     if links:
-        store.run(catalog.merge_concept_links(), {"rows": links})
+        store.run(catalog.merge_isa(store.dialect, "Concept", "id"), {"rows": links})
     return len(pairs)
 
 

@@ -27,7 +27,7 @@ def core_statements() -> list[str]:
             texts += [op.text for op in index_operations(d, spec) if isinstance(op, Statement)]
     builders = [catalog.merge_entity_types(d), catalog.merge_relation_types(d),
                 catalog.describe_relation_types(d), catalog.merge_concepts(d, "Disease Severity"),
-                catalog.merge_type_hierarchy(), catalog.merge_concept_links(),
+                catalog.merge_isa(d, "EntityType", "name"), catalog.merge_isa(d, "Concept", "id"),
                 catalog.merge_setting(), catalog.read_setting(),
                 load.match_embedded_entities(), load.merge_entities(d),
                 load.merge_facts(d, "directed_by"), load.merge_facts(d, "x`]->() DELETE n //"),
