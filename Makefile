@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.kgdb-installed
 LINT_DEPS := tests/neo4j_lint/node_modules/.kgdb-installed
 
-.PHONY: demo test install lint-deps check bench clean
+.PHONY: demo test install lint-deps check bench clean neo4j neo4j-stop neo4j-status
 
 install: $(STAMP)
 
@@ -32,6 +32,23 @@ check: $(STAMP)
 
 test: $(STAMP) $(LINT_DEPS) check
 	$(PY) -m pytest
+
+# A real Neo4j 5.26 + APOC + GDS from Maven Central (Java 17 and Maven; jars cached in ~/.m2),
+# data and logs in .neo4j/ (ignored). Prints KGDB_URI, NEO4J_USERNAME and NEO4J_PASSWORD:
+#   eval "$$(make -s neo4j)"
+NEO4J_HOME ?= .neo4j
+
+neo4j:
+	@$(MAKE) -s install >&2
+	@$(VENV)/bin/kgdb neo4j start --home $(NEO4J_HOME)
+
+neo4j-stop:
+	@$(MAKE) -s install >&2
+	@$(VENV)/bin/kgdb neo4j stop --home $(NEO4J_HOME)
+
+neo4j-status:
+	@$(MAKE) -s install >&2
+	@$(VENV)/bin/kgdb neo4j status --home $(NEO4J_HOME)
 
 bench: $(STAMP)
 	$(VENV)/bin/kgdb bench load ../shared/data/metaqa/kb.txt --cold --json

@@ -4,10 +4,14 @@ graph per test, the real MiniLM embedder (cached), and the scripted OpenAI-compa
 from __future__ import annotations
 
 import os
+import shutil
+import sys
 import tempfile
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -66,19 +70,187 @@ def embedded_home() -> Iterator[Path]:
     EmbeddedServer(_HOME).stop()
 
 
+ENGINES = ["falkordb", "neo4j"]
+"""Every live test that makes sense on both engines takes ``store`` (or ``metaqa_store``) and
+runs once per engine; a test that runs on one engine only says why in its code."""
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 @pytest.fixture
-def store(embedded_home: Path) -> Iterator:
-    """A fresh, empty graph on the embedded FalkorDB (its own graph key per test)."""
+def store(engine: str, request: pytest.FixtureRequest) -> Iterator:
+    """A fresh, empty graph: its own graph key on the embedded FalkorDB, or the whole (only)
+    user database of the session's Neo4j, emptied before and after the test."""
+    if engine == "neo4j":
+        yield from _neo4j_store(request.getfixturevalue("neo4j_settings"))
+    else:
+        yield from _falkordb_store(request.getfixturevalue("embedded_home"))
+
+
+@pytest.fixture
+def falkordb_store(embedded_home: Path) -> Iterator:
+    """The embedded engine only, for tests of what only it has (its server lifecycle,
+    engine commands, FalkorDB's own defects)."""
+    yield from _falkordb_store(embedded_home)
+
+
+@pytest.fixture
+def neo4j_store(neo4j_settings: dict[str, str]) -> Iterator:
+    """Neo4j only, for what only Neo4j has (real transactions, APOC, GDS, driver errors)."""
+    yield from _neo4j_store(neo4j_settings)
+
+
+def _falkordb_store(home: Path, graph: str | None = None) -> Iterator:
     from kgdb.config import Settings
     from kgdb.engine import connect
 
-    graph = f"test_{uuid.uuid4().hex[:12]}"
-    s = connect(Settings.from_env(graph=graph))
+    s = connect(Settings.from_env(graph=graph or f"test_{uuid.uuid4().hex[:12]}"))
+    s.reset()
+    try:
+        yield s
+    finally:
+        s.drop()
+        s.close()
+
+
+def _neo4j_store(settings: dict[str, str]) -> Iterator:
+    from kgdb.engine.neo4j import Neo4jStore
+
+    s = Neo4jStore(settings["uri"], settings["username"], settings["password"], None)
+    s.reset()
     try:
         yield s
     finally:
         s.reset()
         s.close()
+
+
+def engine_env(store: Any) -> dict[str, str]:
+    """The environment that points a ``kgdb`` command (in-process or a subprocess) at
+    ``store``'s graph."""
+    if store.dialect.name == "neo4j":
+        return {"KGDB_URI": store.uri, "NEO4J_USERNAME": store.username,
+                "NEO4J_PASSWORD": store.password, "KGDB_GRAPH": "kgdb"}
+    return {"KGDB_GRAPH": store.graph_name}
+
+
+@pytest.fixture
+def cli_store(store: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``store``, with the environment pointing in-process ``kgdb`` commands at it."""
+    for name, value in engine_env(store).items():
+        monkeypatch.setenv(name, value)
+    return store
+
+
+# ---------------------------------------------------------------------- Neo4j
+# In order: KGDB_NEO4J_URI; a Neo4j started from Maven Central where java and mvn exist (one
+# per test session, started in the background while the unit tests run); testcontainers
+# where a Docker engine answers; else every Neo4j test is skipped with the reason, which
+# .ci/run turns into a failure (KGDB_REQUIRE_NEO4J=1).
+NEO4J_IMAGE = "neo4j:5.26.5-community"
+_NEO4J_HOME = _HOME / "neo4j"
+_neo4j_start: dict[str, Any] = {}
+
+
+def _maven_neo4j_possible() -> bool:
+    return bool(shutil.which("java") and shutil.which("mvn"))
+
+
+def _start_maven_neo4j() -> None:
+    from kgdb.engine.neo4j_local import LocalNeo4j
+
+    try:
+        server = LocalNeo4j(_NEO4J_HOME)
+        _neo4j_start["settings"] = server.settings(server.ensure_started())
+    except Exception as exc:  # reported by the fixture
+        _neo4j_start["error"] = exc
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the session's Neo4j in the background as soon as a collected test needs it."""
+    if os.environ.get("KGDB_NEO4J_URI") or not _maven_neo4j_possible():
+        return
+    if any("neo4j" in getattr(item, "fixturenames", ()) or "[neo4j" in item.nodeid
+           for item in session.items):
+        thread = threading.Thread(target=_start_maven_neo4j, name="neo4j-start", daemon=True)
+        _neo4j_start["thread"] = thread
+        thread.start()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Neo4j Community has one user database: the session's MetaQA graph on Neo4j lives in it,
+    so the tests that read it run last, after every test that empties the database."""
+    items.sort(key=lambda item: "metaqa_store" in getattr(item, "fixturenames", ())
+               and "[neo4j" in item.nodeid)
+
+
+def _docker_reason() -> str | None:
+    try:
+        import docker
+
+        docker.from_env().ping()
+        return None
+    except Exception as exc:  # no client library, no socket, no engine
+        first = str(exc).splitlines()[0][:120] if str(exc) else ""
+        return f"{type(exc).__name__}: {first}"
+
+
+@pytest.fixture(scope="session")
+def neo4j_settings() -> Iterator[dict[str, str]]:
+    if os.environ.get("KGDB_NEO4J_URI"):
+        yield {"uri": os.environ["KGDB_NEO4J_URI"],
+               "username": os.environ.get("NEO4J_USERNAME", "neo4j"),
+               "password": os.environ.get("NEO4J_PASSWORD", "kgdb-password")}
+        return
+    if _maven_neo4j_possible():
+        from kgdb.engine.neo4j_local import LocalNeo4j
+
+        thread = _neo4j_start.get("thread")
+        if thread is None:
+            _start_maven_neo4j()
+        else:
+            thread.join()
+        if "error" in _neo4j_start:
+            pytest.fail(f"the Maven-started Neo4j did not start: {_neo4j_start['error']}")
+        env = _neo4j_start["settings"]
+        try:
+            yield {"uri": env["KGDB_URI"], "username": env["NEO4J_USERNAME"],
+                   "password": env["NEO4J_PASSWORD"]}
+        finally:
+            LocalNeo4j(_NEO4J_HOME).stop()
+        return
+    reason = _docker_reason()
+    if reason:
+        pytest.skip("Neo4j suite skipped: KGDB_NEO4J_URI is not set, `java`/`mvn` are not on "
+                    f"PATH and no Docker engine answers ({reason}); see the README's "
+                    "'Pointing kgdb at Neo4j'")
+    from testcontainers.neo4j import Neo4jContainer
+
+    container = (Neo4jContainer(NEO4J_IMAGE, password="kgdb-password")
+                 .with_env("NEO4J_PLUGINS", '["apoc", "apoc-extended", "graph-data-science"]')
+                 .with_env("NEO4J_dbms_security_procedures_unrestricted", "apoc.*,gds.*"))
+    with container:
+        yield {"uri": container.get_connection_url(), "username": "neo4j",
+               "password": "kgdb-password"}
+
+
+_neo4j_skips: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped and "neo4j" in report.nodeid.lower():
+        _neo4j_skips.append(report.nodeid)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """With KGDB_REQUIRE_NEO4J=1 (CI), a skipped Neo4j test fails the run."""
+    if os.environ.get("KGDB_REQUIRE_NEO4J") == "1" and _neo4j_skips:
+        sys.stderr.write(f"KGDB_REQUIRE_NEO4J=1: {len(_neo4j_skips)} Neo4j test(s) skipped, "
+                         f"e.g. {_neo4j_skips[0]}; failing the run\n")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(scope="session")
@@ -104,22 +276,21 @@ def scripted_llm(monkeypatch: pytest.MonkeyPatch) -> Iterator:
         yield server
 
 
-@pytest.fixture(scope="session")
-def metaqa_store(embedded_home: Path, embedder) -> Iterator:
-    """The whole MetaQA graph, loaded once per test session. Read-only use, please."""
-    from kgdb.config import Settings
-    from kgdb.engine import connect
+@pytest.fixture(scope="session", params=ENGINES)
+def metaqa_store(request: pytest.FixtureRequest, embedder) -> Iterator:
+    """The whole MetaQA graph, loaded once per test session and engine. Read-only use, please
+    (on Neo4j it fills the one user database; those tests run last)."""
     from kgdb.load.triples import load_triples
     from kgdb.schema import apply_schema, parse_schema_file
 
     kb = shared_data("metaqa", "kb.txt")
-    s = connect(Settings.from_env(graph="metaqa_session"))
-    s.reset()
+    if request.param == "neo4j":
+        stores = _neo4j_store(request.getfixturevalue("neo4j_settings"))
+    else:
+        stores = _falkordb_store(request.getfixturevalue("embedded_home"), "metaqa_session")
+    s = next(stores)
     apply_schema(s, parse_schema_file(ROOT / "loaders" / "schemas" / "metaqa.schema"), embedder)
     report = load_triples(s, embedder, kb, sep="|", progress=False)
     s.metaqa_load_report = report  # type: ignore[attr-defined]
-    try:
-        yield s
-    finally:
-        s.drop()
-        s.close()
+    yield s
+    next(stores, None)

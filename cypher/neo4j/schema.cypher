@@ -14,9 +14,9 @@ CREATE FULLTEXT INDEX `kgdb_entity_text_fulltext` IF NOT EXISTS FOR (n:`Entity`)
 CREATE FULLTEXT INDEX `kgdb_event_text_fulltext` IF NOT EXISTS FOR (n:`Event`) ON EACH [n.`name`, n.`description`];
 CREATE FULLTEXT INDEX `kgdb_concept_text_fulltext` IF NOT EXISTS FOR (n:`Concept`) ON EACH [n.`name`, n.`description`];
 CREATE FULLTEXT INDEX `kgdb_chunk_text_fulltext` IF NOT EXISTS FOR (n:`Chunk`) ON EACH [n.`text`];
-CREATE VECTOR INDEX `kgdb_entity_embedding_vector` IF NOT EXISTS FOR (n:`Entity`) ON (n.`embedding`) OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'euclidean'}};
-CREATE VECTOR INDEX `kgdb_event_embedding_vector` IF NOT EXISTS FOR (n:`Event`) ON (n.`embedding`) OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'euclidean'}};
-CREATE VECTOR INDEX `kgdb_concept_embedding_vector` IF NOT EXISTS FOR (n:`Concept`) ON (n.`embedding`) OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'euclidean'}};
-CREATE VECTOR INDEX `kgdb_chunk_embedding_vector` IF NOT EXISTS FOR (n:`Chunk`) ON (n.`embedding`) OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'euclidean'}};
-CREATE VECTOR INDEX `kgdb_relationtype_embedding_vector` IF NOT EXISTS FOR (n:`RelationType`) ON (n.`embedding`) OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'euclidean'}};
-CREATE VECTOR INDEX `kgdb_entitytype_embedding_vector` IF NOT EXISTS FOR (n:`EntityType`) ON (n.`embedding`) OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'euclidean'}};
+CREATE VECTOR INDEX `kgdb_entity_embedding_vector` IF NOT EXISTS FOR (n:`Entity`) ON (n.`embedding`) OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'euclidean', `vector.quantization.enabled`: false}};
+CREATE VECTOR INDEX `kgdb_event_embedding_vector` IF NOT EXISTS FOR (n:`Event`) ON (n.`embedding`) OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'euclidean', `vector.quantization.enabled`: false}};
+CREATE VECTOR INDEX `kgdb_concept_embedding_vector` IF NOT EXISTS FOR (n:`Concept`) ON (n.`embedding`) OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'euclidean', `vector.quantization.enabled`: false}};
+CREATE VECTOR INDEX `kgdb_chunk_embedding_vector` IF NOT EXISTS FOR (n:`Chunk`) ON (n.`embedding`) OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'euclidean', `vector.quantization.enabled`: false}};
+CREATE VECTOR INDEX `kgdb_relationtype_embedding_vector` IF NOT EXISTS FOR (n:`RelationType`) ON (n.`embedding`) OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'euclidean', `vector.quantization.enabled`: false}};
+CREATE VECTOR INDEX `kgdb_entitytype_embedding_vector` IF NOT EXISTS FOR (n:`EntityType`) ON (n.`embedding`) OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'euclidean', `vector.quantization.enabled`: false}};

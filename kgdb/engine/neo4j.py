@@ -32,6 +32,7 @@ class Neo4jStore(GraphStore):
 
         self.dialect = Neo4jDialect()
         self.uri, self.database, self.timeout_s = uri, database, timeout_s
+        self.username, self.password = username, password
         self._neo4j = neo4j
         try:
             self._driver = neo4j.GraphDatabase.driver(
@@ -39,6 +40,9 @@ class Neo4jStore(GraphStore):
                 connection_timeout=connect_timeout_s,
                 connection_acquisition_timeout=connect_timeout_s * 2,
                 max_transaction_retry_time=15.0,
+                # kgdb's statements probe labels and keys that may not exist yet; the
+                # server's "does not exist" notifications would be printed as warnings.
+                notifications_min_severity="OFF",
             )
             self._driver.verify_connectivity()
         except (ValueError, nx.ConfigurationError) as exc:

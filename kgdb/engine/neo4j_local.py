@@ -1,0 +1,385 @@
+"""A real Neo4j 5.26 Community with APOC Core, APOC Extended and the open build of GDS, started
+from Maven Central without Docker (``make neo4j``, ``kgdb neo4j start``, the test suite).
+
+Maven resolves the jars named in ``kgdb/data/neo4j/pom.xml`` into ``~/.m2`` (nothing is
+copied, built or shaded); kgdb runs Neo4j's own entry point
+(``org.neo4j.server.CommunityEntryPoint``) with them on the classpath and the plugin jars also
+in the plugins directory (procedures are found by scanning that directory, APOC's and GDS's
+extensions on the classpath; shared/NEO4J.md). The server listens on 127.0.0.1 only, on a free
+port, with authentication on and a generated password in a user-only file.
+
+Files under its home (``.neo4j/`` in the repository for ``make neo4j``): ``conf/`` (neo4j.conf,
+apoc.conf), ``data/``, ``logs/`` (``console.log`` is the JVM's output), ``plugins/`` (links to
+the plugin jars in ``~/.m2``), ``password`` (0600), ``server.json`` (pid and port), ``lock``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from importlib import resources
+from pathlib import Path
+
+from kgdb.errors import EngineConnectionError
+
+log = logging.getLogger("kgdb")
+
+ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"
+ADMIN_TOOL = "org.neo4j.cli.AdminTool"
+USERNAME = "neo4j"
+START_TIMEOUT_S = 180.0
+RESOLVE_TIMEOUT_S = 1800.0
+
+JVM_FLAGS = [
+    # Neo4j 5.26's default server.jvm.additional set (conf/neo4j.conf of the distribution),
+    # without AlwaysPreTouch (it would touch the whole heap at start on a small machine).
+    "-XX:+UseG1GC", "-XX:-OmitStackTraceInFastThrow", "-XX:+UnlockExperimentalVMOptions",
+    "-XX:+TrustFinalNonStaticFields", "-XX:+DisableExplicitGC",
+    "-Djdk.nio.maxCachedBufferSize=1024", "-Dio.netty.tryReflectionSetAccessible=true",
+    "-Djdk.tls.ephemeralDHKeySize=2048", "-Djdk.tls.rejectClientInitiatedRenegotiation=true",
+    "-XX:FlightRecorderOptions=stackdepth=256", "-XX:+UnlockDiagnosticVMOptions",
+    "-XX:+DebugNonSafepoints", "-Dlog4j2.disable.jmx=true",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens=java.base/java.lang=ALL-UNNAMED",
+    "--enable-native-access=ALL-UNNAMED",
+]
+
+
+@dataclass(frozen=True)
+class LocalNeo4jState:
+    pid: int
+    port: int
+    started_at: float
+    start_seconds: float = 0.0
+
+    @property
+    def uri(self) -> str:
+        return f"bolt://127.0.0.1:{self.port}"
+
+
+class LocalNeo4j:
+    """Lifecycle of one Maven-started Neo4j in ``home``."""
+
+    def __init__(self, home: Path, *, heap: str = "1g", pagecache: str = "512m") -> None:
+        self.home = home.resolve()
+        self.heap, self.pagecache = heap, pagecache
+        self.state_file = self.home / "server.json"
+        self.password_file = self.home / "password"
+        self.lock_file = self.home / "lock"
+        self.console_log = self.home / "logs" / "console.log"
+
+    # ------------------------------------------------------------------ public
+    def ensure_started(self, port: int | None = None) -> LocalNeo4jState:
+        """The running server of this home, or a new one (resolving the jars first)."""
+        state = self.status()
+        if state:
+            return state
+        with self._locked():
+            state = self.status()
+            if state:
+                return state
+            self._clear_stale()
+            return self._start(port)
+
+    def status(self) -> LocalNeo4jState | None:
+        state = self._read_state()
+        if state is None or not _pid_is_ours(state.pid, self.home) or not _port_open(state.port):
+            return None
+        return state
+
+    def stop(self, timeout_s: float = 60.0) -> bool:
+        """Stop the server (a clean shutdown, then SIGKILL); False when it was not running."""
+        with self._locked():
+            state = self._read_state()
+            if state is None or not _pid_is_ours(state.pid, self.home):
+                self._remove_state()
+                return False
+            os.kill(state.pid, signal.SIGTERM)
+            deadline = time.monotonic() + timeout_s
+            while _pid_alive(state.pid) and time.monotonic() < deadline:
+                _reap(state.pid)
+                time.sleep(0.1)
+            if _pid_alive(state.pid):
+                os.kill(state.pid, signal.SIGKILL)
+            _reap(state.pid)
+            self._remove_state()
+            return True
+
+    def settings(self, state: LocalNeo4jState) -> dict[str, str]:
+        """What a client needs: ``KGDB_URI``, ``NEO4J_USERNAME``, ``NEO4J_PASSWORD``."""
+        return {"KGDB_URI": state.uri, "NEO4J_USERNAME": USERNAME,
+                "NEO4J_PASSWORD": self.password()}
+
+    def password(self) -> str:
+        self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            return self.password_file.read_text().strip()
+        except FileNotFoundError:
+            pass
+        secret = secrets.token_urlsafe(24)
+        try:
+            fd = os.open(self.password_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            return self.password_file.read_text().strip()
+        with os.fdopen(fd, "w") as f:
+            f.write(secret + "\n")
+        return secret
+
+    # ------------------------------------------------------------------ start
+    def _start(self, port: int | None) -> LocalNeo4jState:
+        java = _require_tool("java", "install a Java 17+ runtime (OpenJDK) or set PATH")
+        began = time.monotonic()
+        server_cp, plugin_cp = resolve_classpaths()
+        if port is not None and not _port_free(port):
+            raise EngineConnectionError(f"Neo4j: port 127.0.0.1:{port} is already in use")
+        port = port or _free_port()
+        self._prepare(plugin_cp, port)
+        if not (self.home / "data" / "dbms" / "auth.ini").exists() and not (
+                self.home / "data" / "databases" / "system").exists():
+            self._set_initial_password(java, server_cp)
+        # The APOC Core jar goes first: Extended embeds older copies of some APOC classes.
+        classpath = ":".join([*plugin_cp, *server_cp])
+        command = [java, f"-Xms{self.heap}", f"-Xmx{self.heap}", *JVM_FLAGS,
+                   f"-Dkgdb.neo4j.home={self.home}", "-cp", classpath, ENTRY_POINT,
+                   f"--home-dir={self.home}", f"--config-dir={self.home / 'conf'}",
+                   "--console-mode"]
+        offset = self.console_log.stat().st_size if self.console_log.exists() else 0
+        with open(self.console_log, "ab") as console:
+            process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=console,
+                                       stderr=subprocess.STDOUT, start_new_session=True,
+                                       close_fds=True, cwd=self.home)
+        state = LocalNeo4jState(process.pid, port, time.time())
+        self._write_state(state)
+        if not self._wait_ready(process, port, START_TIMEOUT_S):
+            cause = self._console_cause(offset)
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            process.wait(10)
+            self._remove_state()
+            raise EngineConnectionError(
+                f"Neo4j failed to start on 127.0.0.1:{port}: {cause} (log: {self.console_log})")
+        state = LocalNeo4jState(process.pid, port, state.started_at,
+                                round(time.monotonic() - began, 1))
+        self._write_state(state)
+        log.info("started Neo4j on 127.0.0.1:%d in %.1f s", port, state.start_seconds)
+        return state
+
+    def _prepare(self, plugin_cp: list[str], port: int) -> None:
+        for sub in ("conf", "data", "logs", "plugins", "import", "run"):
+            (self.home / sub).mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(self.home, 0o700)
+        template = _data_file("neo4j.conf")
+        conf = template.format(home=self.home, bolt_port=port, pagecache=self.pagecache)
+        (self.home / "conf" / "neo4j.conf").write_text(conf)
+        (self.home / "conf" / "apoc.conf").write_text(_data_file("apoc.conf"))
+        plugins = self.home / "plugins"
+        for old in plugins.iterdir():
+            old.unlink()
+        for jar in plugin_cp:  # only APOC's and GDS's own jars hold procedures
+            path = Path(jar)
+            if "/org/neo4j/" in jar:
+                (plugins / path.name).symlink_to(path)
+
+    def _set_initial_password(self, java: str, server_cp: list[str]) -> None:
+        command = [java, "-cp", ":".join(server_cp), ADMIN_TOOL, "dbms",
+                   "set-initial-password", self.password()]
+        env = {**os.environ, "NEO4J_HOME": str(self.home),
+               "NEO4J_CONF": str(self.home / "conf")}
+        done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=self.home,
+                              timeout=120)
+        if done.returncode != 0:
+            lines = [ln for ln in (done.stderr + done.stdout).splitlines() if ln.strip()]
+            raise EngineConnectionError(
+                "Neo4j: setting the initial password failed: "
+                + (lines[-1][:300] if lines else f"exit {done.returncode}"))
+
+    def _wait_ready(self, process: subprocess.Popen[bytes], port: int, timeout_s: float) -> bool:
+        import neo4j
+        from neo4j import exceptions as nx
+
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                return False
+            if _port_open(port):
+                try:
+                    with neo4j.GraphDatabase.driver(
+                            f"bolt://127.0.0.1:{port}", auth=(USERNAME, self.password()),
+                            connection_timeout=5) as driver:
+                        driver.execute_query("RETURN 1", database_="neo4j")
+                    return True
+                except (nx.ServiceUnavailable, nx.SessionExpired, nx.TransientError,
+                        nx.DatabaseUnavailable, OSError):
+                    pass
+                except nx.AuthError:
+                    return False
+            time.sleep(0.5)
+        return False
+
+    def _console_cause(self, offset: int) -> str:
+        try:
+            with open(self.console_log, "rb") as f:
+                f.seek(offset)
+                lines = [ln.strip() for ln in f.read().decode(errors="replace").splitlines()]
+        except FileNotFoundError:
+            return "no output"
+        meaningful = [ln for ln in lines if "ERROR" in ln or "Exception" in ln
+                      or "Error" in ln]
+        return (meaningful or [ln for ln in lines if ln] or ["no output"])[0][:300]
+
+    # ------------------------------------------------------------------ state
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with open(self.lock_file, "a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _read_state(self) -> LocalNeo4jState | None:
+        try:
+            return LocalNeo4jState(**json.loads(self.state_file.read_text()))
+        except (FileNotFoundError, ValueError, TypeError):
+            return None
+
+    def _write_state(self, state: LocalNeo4jState) -> None:
+        tmp = self.state_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(state)))
+        os.replace(tmp, self.state_file)
+
+    def _remove_state(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.state_file.unlink()
+
+    def _clear_stale(self) -> None:
+        state = self._read_state()
+        if state and _pid_is_ours(state.pid, self.home):
+            log.warning("Neo4j (pid %d) is not answering; restarting it", state.pid)
+            os.kill(state.pid, signal.SIGKILL)
+            _reap(state.pid)
+        self._remove_state()
+
+
+def resolve_classpaths() -> tuple[list[str], list[str]]:
+    """The server's and the plugins' jars in ``~/.m2``, resolved by Maven (cached by the pom's
+    hash; the first run downloads about 260 MB)."""
+    mvn = _require_tool("mvn", "install Apache Maven 3.8+ or set PATH")
+    pom = _data_file("pom.xml")
+    key = hashlib.sha256(pom.encode()).hexdigest()[:16]
+    cache = _cache_dir() / f"classpath-{key}.json"
+    with contextlib.suppress(FileNotFoundError, ValueError, KeyError):
+        cached = json.loads(cache.read_text())
+        if all(Path(jar).is_file() for jar in cached["server"] + cached["plugins"]):
+            return cached["server"], cached["plugins"]
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    pom_file = cache.parent / f"pom-{key}.xml"
+    pom_file.write_text(pom)
+    paths = {}
+    for profile in ("server", "plugins"):
+        out = cache.parent / f"{profile}-{key}.classpath"
+        log.info("resolving Neo4j %s jars with Maven (first run downloads them)", profile)
+        try:
+            done = subprocess.run(
+                [mvn, "-B", "-q", "-f", str(pom_file), "-P", profile,
+                 "dependency:build-classpath", f"-Dmdep.outputFile={out}"],
+                capture_output=True, text=True, timeout=RESOLVE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise EngineConnectionError(
+                f"Neo4j: Maven did not resolve the {profile} jars within "
+                f"{RESOLVE_TIMEOUT_S:.0f} s") from None
+        if done.returncode != 0:
+            errors = [ln.removeprefix("[ERROR] ").strip()
+                      for ln in (done.stdout + done.stderr).splitlines()
+                      if ln.startswith("[ERROR]") and ln.strip() != "[ERROR]"]
+            raise EngineConnectionError(
+                "Neo4j: Maven could not download the jars: "
+                + (errors[0][:300] if errors else f"mvn exit {done.returncode}"))
+        paths[profile] = [p for p in out.read_text().strip().split(":") if p]
+    # APOC Core first; jars already on the server's classpath are not repeated.
+    server = paths["server"]
+    plugins = sorted((p for p in paths["plugins"] if p not in set(server)),
+                     key=lambda p: (0 if "apoc-core" in p else 1))
+    cache.write_text(json.dumps({"server": server, "plugins": plugins}))
+    return server, plugins
+
+
+def _data_file(name: str) -> str:
+    return resources.files("kgdb").joinpath("data", "neo4j", name).read_text()
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "kgdb" / "neo4j"
+
+
+def _require_tool(name: str, hint: str) -> str:
+    path = shutil.which(name)
+    if not path:
+        raise EngineConnectionError(f"Neo4j: `{name}` is not on PATH: {hint}")
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(1.0)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def _pid_is_ours(pid: int, home: Path) -> bool:
+    """True when ``pid`` is alive and is the Neo4j of ``home`` (not a reused pid)."""
+    if not _pid_alive(pid):
+        return False
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmdline = f.read().replace(b"\x00", b" ").decode(errors="replace")
+    except OSError:
+        return True
+    return f"-Dkgdb.neo4j.home={home}" in cmdline
+
+
+def _reap(pid: int) -> None:
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)
