@@ -76,15 +76,15 @@ runs once per engine; a test that runs on one engine only says why in its code."
 
 
 @pytest.fixture(params=ENGINES)
-def engine(request: pytest.FixtureRequest) -> str:
+def db_engine(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
 @pytest.fixture
-def store(engine: str, request: pytest.FixtureRequest) -> Iterator:
+def store(db_engine: str, request: pytest.FixtureRequest) -> Iterator:
     """A fresh, empty graph: its own graph key on the embedded FalkorDB, or the whole (only)
     user database of the session's Neo4j, emptied before and after the test."""
-    if engine == "neo4j":
+    if db_engine == "neo4j":
         yield from _neo4j_store(request.getfixturevalue("neo4j_settings"))
     else:
         yield from _falkordb_store(request.getfixturevalue("embedded_home"))
@@ -131,7 +131,7 @@ def _neo4j_store(settings: dict[str, str]) -> Iterator:
 def engine_env(store: Any) -> dict[str, str]:
     """The environment that points a ``kgdb`` command (in-process or a subprocess) at
     ``store``'s graph."""
-    if store.dialect.name == "neo4j":
+    if store.dialect.NAME == "neo4j":
         return {"KGDB_URI": store.uri, "NEO4J_USERNAME": store.username,
                 "NEO4J_PASSWORD": store.password, "KGDB_GRAPH": "kgdb"}
     return {"KGDB_GRAPH": store.graph_name}

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from kgdb.errors import DslSyntaxError
 from kgdb.solve.lf_commands import lf
-from tests.conftest import ROOT
+from tests.conftest import ROOT, engine_env
 
 EXAMPLE = ROOT / "dsl" / "examples" / "sort_latest.lf"
 
@@ -43,7 +43,8 @@ def test_compile_errors_are_kgdb_errors(tmp_path: Path) -> None:
 
 
 def test_run_prints_cypher_and_results(metaqa_store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KGDB_GRAPH", metaqa_store.graph_name)
+    for name, value in engine_env(metaqa_store).items():
+        monkeypatch.setenv(name, value)
     out = CliRunner().invoke(lf, ["run", str(EXAMPLE)])
     assert out.exit_code == 0, out.output
     assert "-- step 1:Retrieval, 2:Retrieval [cypher]" in out.output
@@ -54,12 +55,14 @@ def test_run_prints_cypher_and_results(metaqa_store: Any, monkeypatch: pytest.Mo
     assert data["trace"][1]["kind"] == "sort" and "LIMIT $limit" in data["trace"][1]["cypher"]
 
 
-def test_ask(metaqa_store: Any, scripted_llm: Any) -> None:
+def test_ask(metaqa_store: Any, scripted_llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     from kgdb.cli import cli
 
+    for name, value in engine_env(metaqa_store).items():
+        monkeypatch.setenv(name, value)
     scripted_llm.push("Retrieval(s=s1:Movie[Kismet], p=p1:directed_by, o=o1)\nOutput(o1)",
                       "ANSWER: William Dieterle")
-    out = CliRunner().invoke(cli, ["--graph", metaqa_store.graph_name, "ask", "--solver", "lf",
+    out = CliRunner().invoke(cli, ["ask", "--solver", "lf",
                                    "Who directed Kismet?", "--json"])
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)

@@ -19,10 +19,9 @@ G1, G2, HT = ("DiseaseSeverity/Grade 1 Hypertension", "DiseaseSeverity/Grade 2 H
 
 
 @pytest.fixture
-def cli_graph(store, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    """Point the CLI at the test's fresh graph."""
-    monkeypatch.setenv("KGDB_GRAPH", store.graph_name)
-    return store
+def cli_graph(cli_store):  # type: ignore[no-untyped-def]
+    """The CLI points at the test's fresh graph (either engine)."""
+    return cli_store
 
 
 def kgdb(*args: str):  # type: ignore[no-untyped-def]
@@ -112,10 +111,10 @@ def test_load_and_apply_through_the_cli(cli_graph, tmp_path: Path) -> None:  # t
         '[entity]\nlabel = "Patient"\nid_column = "pid"\n'
         '[[columns]]\ncolumn = "sys"\nproperty = "SystolicPressure"\ntype = "float"\n'
         '[[columns]]\ncolumn = "dia"\nproperty = "DiastolicPressure"\ntype = "float"\n')
-    loaded = kgdb("--graph", cli_graph.graph_name, "load", "records", str(spec))
+    loaded = kgdb("load", "records", str(spec))
     assert loaded.exit_code == 0, loaded.output
     assert "loaded 4 :Patient records" in loaded.output
-    applied = kgdb("--graph", cli_graph.graph_name, "rules", "apply", RULES, "--label", "Patient")
+    applied = kgdb("rules", "apply", RULES, "--label", "Patient")
     assert applied.exit_code == 0, applied.output
     assert f"{G1}\t1\n{G2}\t1\n{HT}\t2\n" in applied.output
     rows = cli_graph.run("MATCH (p:Patient)-[:belongTo]->(c:Concept) RETURN p.id, c.id "
@@ -123,6 +122,6 @@ def test_load_and_apply_through_the_cli(cli_graph, tmp_path: Path) -> None:  # t
     assert rows == [["A", HT], ["A", G2], ["C", HT], ["C", G1]]
 
     data.write_text("pid,sys,dia\nA,160,95\nB,abc,85\n")
-    bad = kgdb("--graph", cli_graph.graph_name, "load", "records", str(spec))
+    bad = kgdb("load", "records", str(spec))
     assert bad.exit_code == 1
     assert f"{data}:3: column sys (SystolicPressure): 'abc' is not a float" in bad.output

@@ -208,7 +208,7 @@ def expected_counts(values: list[float | None], g1: float, g2: float) -> dict[st
     return {k: v for k, v in out.items() if v}
 
 
-def test_cleveland_grades_match_csv(store) -> None:  # type: ignore[no-untyped-def]
+def test_cleveland_grades_match_csv(cli_store) -> None:  # type: ignore[no-untyped-def]
     """Through the CLI: kgdb load records, kgdb rules apply, then a plain Cypher count."""
     from click.testing import CliRunner
 
@@ -218,12 +218,12 @@ def test_cleveland_grades_match_csv(store) -> None:  # type: ignore[no-untyped-d
     with path.open(newline="") as f:
         systolic = [None if row[3] == "?" else float(row[3]) for row in csv.reader(f) if row]
     assert len(systolic) == 303
-    graph = ["--graph", store.graph_name]
-    loaded = CliRunner().invoke(cli, [*graph, "load", "records",
+    store = cli_store
+    loaded = CliRunner().invoke(cli, ["load", "records",
                                       str(ROOT / "loaders/specs/cleveland.toml"), "--file", str(path)])
     assert loaded.exit_code == 0, loaded.output
     assert "loaded 303 :Patient records" in loaded.output
-    applied = CliRunner().invoke(cli, [*graph, "rules", "apply",
+    applied = CliRunner().invoke(cli, ["rules", "apply",
                                        str(ROOT / "dsl/examples/hypertension.rules"), "--label", "Patient"])
     assert applied.exit_code == 0, applied.output
     measured = counts(store)

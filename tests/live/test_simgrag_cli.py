@@ -26,9 +26,9 @@ ANSWER_REPLY = "According to graph [1], the director is Satoshi Kon."
 
 
 @pytest.fixture
-def graph(store, embedder, monkeypatch):
+def graph(cli_store, embedder, monkeypatch):
+    store = cli_store
     build_graph(store, embedder, _movie_graph())
-    monkeypatch.setenv("KGDB_GRAPH", store.graph_name)
     monkeypatch.setattr("kgdb.embed.default_embedder", lambda *a, **k: embedder)
     return store
 
