@@ -122,8 +122,9 @@ class Neo4jDialect(Dialect):
 
     def list_indexes(self) -> Statement:
         return Statement(
-            "SHOW INDEXES YIELD name, type, entityType, labelsOrTypes, properties, state, options "
-            "RETURN name, type, entityType, labelsOrTypes, properties, state, options"
+            "SHOW INDEXES YIELD name, type, entityType, labelsOrTypes, properties, state, options, "
+            "owningConstraint RETURN name, type, entityType, labelsOrTypes, properties, state, "
+            "options, owningConstraint"
         )
 
     def parse_indexes(self, rows: list[dict[str, Any]]) -> list[IndexInfo]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -261,10 +262,18 @@ def _value(value: Any) -> Any:
     return value
 
 
+_REASON = re.compile(r"\(reason (.+)\)\s*$")
+
+
 def _cause(exc: BaseException) -> str:
-    """The first line of a driver error (its later lines repeat the address)."""
+    """A driver error on one line. A refused connection comes as "Couldn't connect to H:P
+    (resolved to ...):" with the reason on later lines; keep the reason."""
     text = str(exc) or type(exc).__name__
-    return text.splitlines()[0][:300]
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    reasons = [m.group(1) for line in lines[1:] if (m := _REASON.search(line))]
+    if reasons:
+        return "; ".join(dict.fromkeys(reasons))[:300]
+    return lines[0][:300] if lines else type(exc).__name__
 
 
 def _message(exc: Any) -> str:
