@@ -31,7 +31,7 @@ def test_one_neo4j_version_everywhere() -> None:
     version = pom_property("neo4j.version")
     assert pom_property("apoc.version") == version  # APOC Core is released per Neo4j patch
     assert compose_value("image") == f"neo4j:{version}-community"
-    assert conftest.NEO4J_IMAGE == f"neo4j:{version}-community"
+    assert f"neo4j:{version}-community" == conftest.NEO4J_IMAGE
 
 
 def test_the_same_plugins_everywhere() -> None:
