@@ -206,6 +206,16 @@ def test_community_gets_a_note_for_existence_constraints(neo4j_store, embedder,
     assert "0 created" in out
 
 
+def test_falkordb_creates_both_constraints(falkordb_store, embedder) -> None:
+    """The contrast: FalkorDB has MANDATORY constraints, so nothing is left out there."""
+    report = apply_schema(falkordb_store, parse_schema(SCHEMA, "film.schema"), embedder)
+    assert report.notes == []
+    assert {"unique constraint on :Film(imdbId)", "exists constraint on :Film(title)"} <= set(
+        report.created)
+    assert apply_schema(falkordb_store, parse_schema(SCHEMA, "film.schema"),
+                        embedder).created == []
+
+
 def test_the_dialect_still_writes_the_enterprise_constraint() -> None:
     (stmt,) = Neo4jDialect().create_existence_constraint("Film", "title")
     assert isinstance(stmt, Statement)
