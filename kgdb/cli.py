@@ -222,6 +222,8 @@ def schema_apply(ctx: Context, file: Path, as_json: bool) -> None:
         return
     for line in report.created:
         click.echo(f"created {line}")
+    for note in report.notes:
+        click.echo(f"note: {note}")
     click.echo(f"{len(report.created)} created, {len(report.existing)} already present; "
                f"{report.entity_types} types, {report.relation_types} relation types, "
                f"{report.concepts} concepts")
@@ -308,11 +310,16 @@ def stats(ctx: Context, as_json: bool) -> None:
     indexes: list[dict[str, Any]] = [
         {"kind": i.kind, "label": i.label, "properties": list(i.properties), "state": i.state,
          **({"dimension": i.dimension} if i.dimension else {})} for i in infos]
+    engine = {**store.server_info(), "plugins": store.plugins()}
     if as_json:
-        emit_json({"engine": store.server_info(), "labels": labels,
+        emit_json({"engine": engine, "labels": labels,
                    "relationship_types": types, "indexes": indexes})
         return
     click.echo(store.address)
+    edition = f" ({engine['edition']})" if engine.get("edition") else ""
+    plugins = ", ".join(f"{p['title']} {p['version'] or '(version not reported)'}"
+                        for p in engine["plugins"]) or "none"
+    click.echo(f"engine: {engine['engine']} {engine['version']}{edition}; plugins: {plugins}")
     click.echo("nodes by label:")
     for name, count in labels.items():
         click.echo(f"  {name:<28} {count:>10,}")
@@ -428,6 +435,11 @@ def _configure_logging() -> None:
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG if os.environ.get("KGDB_DEBUG") else logging.WARNING)
     logger.propagate = False
+    # The Neo4j driver logs each retry of a managed transaction as a multi-line warning;
+    # kgdb reports the outcome itself, so those show only with KGDB_DEBUG.
+    driver_log = logging.getLogger("neo4j")
+    driver_log.addHandler(handler if os.environ.get("KGDB_DEBUG") else logging.NullHandler())
+    driver_log.propagate = False
 
 
 def main(argv: list[str] | None = None, run: Callable[..., Any] | None = None) -> None:

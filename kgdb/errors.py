@@ -30,6 +30,11 @@ class EngineUnavailableError(EngineConnectionError):
     """The engine went away under a statement (crash, restart); the statement may be retried."""
 
 
+class TransientEngineError(EngineError):
+    """The engine aborted a transaction for a passing reason (a deadlock, a lock wait): nothing
+    of it was written, and running it again may succeed."""
+
+
 class QueryTimeoutError(EngineError):
     """A statement ran longer than its timeout."""
 

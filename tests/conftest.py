@@ -151,6 +151,8 @@ def cli_store(store: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
 # where a Docker engine answers; else every Neo4j test is skipped with the reason, which
 # .ci/run turns into a failure (KGDB_REQUIRE_NEO4J=1).
 NEO4J_IMAGE = "neo4j:5.26.5-community"
+NEO4J_PLUGINS = '["apoc", "apoc-extended", "graph-data-science"]'
+"""The Docker image's NEO4J_PLUGINS keys (operations-manual/current/docker/plugins)."""
 _NEO4J_HOME = _HOME / "neo4j"
 _neo4j_start: dict[str, Any] = {}
 
@@ -229,9 +231,14 @@ def neo4j_settings() -> Iterator[dict[str, str]]:
                     "'Pointing kgdb at Neo4j'")
     from testcontainers.neo4j import Neo4jContainer
 
+    # The same image, plugins and settings as docker/compose.yaml (tests/unit/
+    # test_neo4j_versions.py keeps them equal to the Maven-started server's).
     container = (Neo4jContainer(NEO4J_IMAGE, password="kgdb-password")
-                 .with_env("NEO4J_PLUGINS", '["apoc", "apoc-extended", "graph-data-science"]')
-                 .with_env("NEO4J_dbms_security_procedures_unrestricted", "apoc.*,gds.*"))
+                 .with_env("NEO4J_PLUGINS", NEO4J_PLUGINS)
+                 .with_env("NEO4J_dbms_security_procedures_unrestricted", "apoc.*,gds.*")
+                 .with_env("NEO4J_dbms_security_procedures_allowlist", "apoc.*,gds.*,custom.*")
+                 .with_volume_mapping(str(ROOT / "kgdb" / "data" / "neo4j" / "apoc.conf"),
+                                      "/var/lib/neo4j/conf/apoc.conf", "ro"))
     with container:
         yield {"uri": container.get_connection_url(), "username": "neo4j",
                "password": "kgdb-password"}

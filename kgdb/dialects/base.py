@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from kgdb.errors import InvalidIdentifierError
+from kgdb.errors import InvalidIdentifierError, UnsupportedFeatureError
 from kgdb.statement import Operation, Statement
 
 _MAX_IDENTIFIER = 256
@@ -68,6 +68,23 @@ class IndexInfo:
         return int(dim) if dim is not None else None
 
 
+@dataclass(frozen=True)
+class Plugin:
+    """A procedure library an engine may have loaded, found by one function or procedure."""
+
+    name: str
+    """Its short name in ``kgdb stats --json`` (``apoc``, ``apoc-extended``, ``gds``)."""
+    title: str
+    probe: str
+    """The qualified name whose presence shows the library is loaded."""
+    function: bool
+    """True when ``probe`` is a function returning the library's version (``apoc.version``);
+    False when it is a procedure that only shows presence."""
+
+
+_QUALIFIED_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+")
+
+
 class Dialect:
     """Turns kgdb's needs into Cypher for one engine. Subclasses set the flags below."""
 
@@ -88,6 +105,13 @@ class Dialect:
 
     UNIQUE_NEEDS_RANGE_INDEX: ClassVar[bool] = False
     """Whether a uniqueness constraint needs its own range index created first."""
+
+    EXISTENCE_CONSTRAINTS: ClassVar[bool] = False
+    """Whether the dialect can express a property-existence (NOT NULL) constraint; an edition
+    may still lack it (Neo4j Community; see GraphStore.supports_existence_constraints)."""
+
+    PLUGINS: ClassVar[tuple[Plugin, ...]] = ()
+    """Procedure libraries ``kgdb stats`` looks for."""
 
     # ------------------------------------------------------------------ identifiers
     def ident(self, name: str) -> str:
@@ -168,6 +192,10 @@ class Dialect:
     def create_vector_index(self, label: str, prop: str, dimension: int) -> list[Operation]:
         raise NotImplementedError
 
+    def create_existence_constraint(self, label: str, prop: str) -> list[Operation]:
+        """A NOT NULL constraint on ``label.prop`` (only where EXISTENCE_CONSTRAINTS)."""
+        raise UnsupportedFeatureError("a property-existence constraint", self.NAME)
+
     def drop_index(self, info: IndexInfo) -> list[Operation]:
         raise NotImplementedError
 
@@ -214,6 +242,22 @@ class Dialect:
     def fulltext_search_call(self, label: str, props: Sequence[str], query: str) -> str:
         """``CALL ... YIELD node, score`` over the full-text index of ``label``."""
         raise NotImplementedError
+
+    # ------------------------------------------------------------------ plugins
+    def find_functions(self, names: Sequence[str]) -> Statement | None:
+        """Which of ``names`` are loaded functions (one ``name`` column), where the engine
+        can list them; None otherwise."""
+        return None
+
+    def find_procedures(self, names: Sequence[str]) -> Statement | None:
+        """Which of ``names`` are loaded procedures (one ``name`` column), or None."""
+        return None
+
+    def call_version_function(self, plugin: Plugin) -> Statement:
+        """``RETURN apoc.version() AS version`` for a plugin whose probe is a function."""
+        if not plugin.function or not _QUALIFIED_NAME.fullmatch(plugin.probe):
+            raise ValueError(f"not a version function: {plugin.probe!r}")
+        return Statement(f"RETURN {plugin.probe}() AS version")
 
     # ------------------------------------------------------------------ housekeeping
     def ping(self) -> Statement:

@@ -40,6 +40,9 @@ class FalkorDBDialect(Dialect):
     """A unique constraint needs an exact-match index first ("missing supporting exact-match
     index" otherwise; docs.falkordb.com/commands/graph.constraint-create)."""
 
+    EXISTENCE_CONSTRAINTS: ClassVar[bool] = True
+    """``GRAPH.CONSTRAINT CREATE ... MANDATORY`` (same page); it needs no index."""
+
     def score_to_l2(self, score: str) -> str:
         # db.idx.vector.queryNodes with similarityFunction 'euclidean' yields the L2 distance
         # itself as `score` (verified against numpy on 4.16.3).
@@ -70,6 +73,14 @@ class FalkorDBDialect(Dialect):
                           description=f"unique constraint on :{label}({prop})"),
         ]
 
+    def create_existence_constraint(self, label: str, prop: str) -> list[Operation]:
+        self.ident(label), self.ident(prop)
+        return [
+            EngineCommand("GRAPH.CONSTRAINT",
+                          ("CREATE", GRAPH_KEY, "MANDATORY", "NODE", label, "PROPERTIES", 1, prop),
+                          description=f"existence constraint on :{label}({prop})"),
+        ]
+
     def create_fulltext_index(self, label: str, props: Sequence[str]) -> list[Operation]:
         fields = ", ".join(f"n.{self.ident(p)}" for p in props)
         return [Statement(f"CREATE FULLTEXT INDEX FOR (n:{self.ident(label)}) ON ({fields})",
@@ -83,9 +94,10 @@ class FalkorDBDialect(Dialect):
             f"{self.VECTOR_INDEX_OPTIONS}}}", write=True)]
 
     def drop_index(self, info: IndexInfo) -> list[Operation]:
-        if info.kind == "unique":
+        if info.kind in ("unique", "exists"):
+            kind = "UNIQUE" if info.kind == "unique" else "MANDATORY"
             return [EngineCommand("GRAPH.CONSTRAINT",
-                                  ("DROP", GRAPH_KEY, "UNIQUE", "NODE", info.label, "PROPERTIES",
+                                  ("DROP", GRAPH_KEY, kind, "NODE", info.label, "PROPERTIES",
                                    len(info.properties), *info.properties))]
         keyword = {"range": "", "fulltext": "FULLTEXT ", "vector": "VECTOR "}[info.kind]
         return [
@@ -130,7 +142,8 @@ class FalkorDBDialect(Dialect):
 
     def parse_constraints(self, rows: list[dict[str, Any]]) -> list[IndexInfo]:
         return [
-            IndexInfo(str(row["type"]).lower(),
+            IndexInfo({"mandatory": "exists"}.get(str(row["type"]).lower(),
+                                                   str(row["type"]).lower()),
                       "node" if row["entitytype"] == "NODE" else "relationship",
                       row["label"], tuple(row["properties"]), state=_state(row["status"]))
             for row in rows

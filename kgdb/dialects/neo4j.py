@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from kgdb.dialects.base import Dialect, IndexInfo
+from kgdb.dialects.base import Dialect, IndexInfo, Plugin
 from kgdb.statement import Operation, Statement
 
 _INDEX_KINDS = {"RANGE": "range", "FULLTEXT": "fulltext", "VECTOR": "vector", "LOOKUP": "lookup",
@@ -25,6 +25,20 @@ class Neo4jDialect(Dialect):
     """Lucene query-parser special characters (Lucene classic QueryParser syntax)."""
 
     FULLTEXT_OR: ClassVar[str] = " OR "
+
+    EXISTENCE_CONSTRAINTS: ClassVar[bool] = True
+    """``REQUIRE n.p IS NOT NULL`` exists in Cypher 5, but only Enterprise Edition creates it:
+    Community answers Neo.DatabaseError.Schema.ConstraintCreationFailed "Property existence
+    constraint requires Neo4j Enterprise Edition" (measured on 5.26.5; cypher-manual/5/
+    constraints), so kgdb asks the edition first."""
+
+    PLUGINS: ClassVar[tuple[Plugin, ...]] = (
+        Plugin("apoc", "APOC", "apoc.version", function=True),
+        # APOC Extended has no version function of its own; apoc.custom.* lives only there.
+        Plugin("apoc-extended", "APOC Extended", "apoc.custom.installProcedure", function=False),
+        Plugin("gds", "Graph Data Science", "gds.version", function=True),
+    )
+    """APOC Core, APOC Extended and GDS: what kgdb's Neo4j extras build on."""
 
     def score_to_l2(self, score: str) -> str:
         # Neo4j's euclidean vector score is 1 / (1 + d^2) (vector-indexes page, "similarity
@@ -75,10 +89,29 @@ class Neo4jDialect(Dialect):
             "`vector.similarity_function`: 'euclidean', `vector.quantization.enabled`: false}}",
             write=True)]
 
+    def create_existence_constraint(self, label: str, prop: str) -> list[Operation]:
+        name = self.ident(self.index_name(label, prop, "exists"))
+        return [Statement(
+            f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR (n:{self.ident(label)}) "
+            f"REQUIRE n.{self.ident(prop)} IS NOT NULL", write=True)]
+
     def drop_index(self, info: IndexInfo) -> list[Operation]:
-        if info.kind == "unique":
+        if info.kind in ("unique", "exists"):
             return [Statement(f"DROP CONSTRAINT {self.ident(info.name)} IF EXISTS", write=True)]
         return [Statement(f"DROP INDEX {self.ident(info.name)} IF EXISTS", write=True)]
+
+    def find_functions(self, names: Sequence[str]) -> Statement | None:
+        return Statement("SHOW FUNCTIONS YIELD name WHERE name IN $names RETURN name",
+                         {"names": list(names)})
+
+    def find_procedures(self, names: Sequence[str]) -> Statement | None:
+        return Statement("SHOW PROCEDURES YIELD name WHERE name IN $names RETURN name",
+                         {"names": list(names)})
+
+    def list_databases(self) -> Statement:
+        """The databases of the DBMS (run on any database, e.g. ``system``)."""
+        return Statement("SHOW DATABASES YIELD name, type, currentStatus "
+                         "RETURN name, type, currentStatus")
 
     def components(self) -> Statement:
         return Statement("CALL dbms.components() YIELD name, versions, edition "
@@ -124,7 +157,7 @@ class Neo4jDialect(Dialect):
     def parse_constraints(self, rows: list[dict[str, Any]]) -> list[IndexInfo]:
         return [
             IndexInfo(
-                kind="unique" if "UNIQUE" in str(row["type"]) else str(row["type"]).lower(),
+                kind=_constraint_kind(str(row["type"])),
                 entity="node" if row["entityType"] == "NODE" else "relationship",
                 label=(row.get("labelsOrTypes") or [""])[0],
                 properties=tuple(row.get("properties") or ()),
@@ -150,3 +183,13 @@ class Neo4jDialect(Dialect):
         """
         return (f"sqrt(reduce(acc = 0.0, i IN range(0, size({prepared}) - 1) | "
                 f"acc + ({stored}[i] - {prepared}[i]) ^ 2))")
+
+
+def _constraint_kind(neo4j_type: str) -> str:
+    """``UNIQUENESS``/``NODE_PROPERTY_UNIQUENESS`` -> unique, ``NODE_PROPERTY_EXISTENCE`` ->
+    exists, anything else lower-cased (node keys, property types: Enterprise only)."""
+    if "UNIQUE" in neo4j_type:
+        return "unique"
+    if neo4j_type.endswith("PROPERTY_EXISTENCE"):
+        return "exists"
+    return neo4j_type.lower()

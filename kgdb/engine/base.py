@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import abc
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
-from kgdb.dialects.base import Dialect, IndexInfo
+from kgdb.dialects.base import Dialect, IndexInfo, Plugin
 from kgdb.errors import EngineUnavailableError
 from kgdb.statement import EngineCommand, Operation, Statement
 
@@ -67,7 +67,11 @@ class GraphStore(abc.ABC):
 
     dialect: Dialect
     retries: int = 3
-    """How many times a transient failure of a retry-safe statement is retried."""
+    """How many times kgdb retries a transient failure of a retry-safe statement (0 where the
+    engine's own client owns retries)."""
+
+    TRANSACTIONS: ClassVar[bool] = False
+    """Whether :meth:`run_unit` runs its statements in one transaction (all or nothing)."""
 
     @property
     @abc.abstractmethod
@@ -114,6 +118,14 @@ class GraphStore(abc.ABC):
         retry_safe = not statement.write or statement.idempotent
         return self._with_retries(lambda: self._run(statement, timeout_s), retry_safe)
 
+    def run_unit(self, statements: Sequence[Statement], *,
+                 timeout_s: float | None = None) -> list[Result]:
+        """Run ``statements`` as one unit of work. Where the engine has transactions
+        (:attr:`TRANSACTIONS`) the unit is one transaction: a failure of any statement writes
+        nothing of the unit. Elsewhere the statements run one after another, each atomic on
+        its own."""
+        return [self.run(statement, timeout_s=timeout_s) for statement in statements]
+
     def prepare(self, statement: Statement) -> Statement:
         """Do the client-side work of a statement ahead of time (FalkorDB renders parameters
         into the text), so a writer thread only has to send it."""
@@ -154,6 +166,34 @@ class GraphStore(abc.ABC):
 
     def _recover(self) -> None:  # noqa: B027 - an optional hook, not an abstract method
         """Hook to bring the engine back before a retry (the embedded server restarts itself)."""
+
+    # ------------------------------------------------------------------ capabilities
+    def plugins(self) -> list[dict[str, Any]]:
+        """The procedure libraries the engine has (APOC, GDS on Neo4j), as
+        ``{"name", "title", "version"}`` (``version`` None when the library does not report
+        one). Libraries that are absent are left out; an engine without plugins gives []."""
+        wanted: Sequence[Plugin] = self.dialect.PLUGINS
+        if not wanted:
+            return []
+        found: set[str] = set()
+        for probe in (self.dialect.find_functions([p.probe for p in wanted if p.function]),
+                      self.dialect.find_procedures([p.probe for p in wanted if not p.function])):
+            if probe is not None:
+                found.update(str(r[0]) for r in self.run(probe).rows)
+        out: list[dict[str, Any]] = []
+        for plugin in wanted:
+            if plugin.probe not in found:
+                continue
+            version = None
+            if plugin.function:
+                version = self.run(self.dialect.call_version_function(plugin)).value()
+            out.append({"name": plugin.name, "title": plugin.title,
+                        "version": None if version is None else str(version)})
+        return out
+
+    def supports_existence_constraints(self) -> bool:
+        """Whether the engine enforces property-existence (NOT NULL) constraints."""
+        return self.dialect.EXISTENCE_CONSTRAINTS
 
     # ------------------------------------------------------------------ schema introspection
     def indexes(self) -> list[IndexInfo]:

@@ -1,8 +1,11 @@
-"""Neo4j 5.26+ through the official ``neo4j`` driver (managed transactions, which retry)."""
+"""Neo4j 5.26+ through the official ``neo4j`` driver."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import re
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -17,13 +20,27 @@ from kgdb.errors import (
     QueryTimeoutError,
     ReadOnlyViolationError,
     StatementError,
+    TransientEngineError,
     UnsupportedFeatureError,
 )
 from kgdb.statement import EngineCommand, Statement
 
 
 class Neo4jStore(GraphStore):
+    """Neo4j through the official driver.
+
+    Retries have one owner, the driver: statements that are safe to repeat (reads and
+    idempotent writes) run in managed transactions, which the driver retries on transient
+    failures for up to ``max_transaction_retry_time``; every other write runs once, as an
+    auto-commit transaction (``session.run``), and a transient failure is reported, never
+    repeated behind the caller's back. kgdb's own retry loop (GraphStore) is off here.
+    """
+
     dialect: Neo4jDialect
+    retries = 0
+    TRANSACTIONS = True
+    RETRY_TIME_S = 15.0
+    """The driver's ``max_transaction_retry_time`` for managed transactions."""
 
     def __init__(self, uri: str, username: str, password: str | None, database: str | None,
                  *, timeout_s: float = 300.0, connect_timeout_s: float = 5.0) -> None:
@@ -34,67 +51,143 @@ class Neo4jStore(GraphStore):
         self.uri, self.database, self.timeout_s = uri, database, timeout_s
         self.username, self.password = username, password
         self._neo4j = neo4j
+        self._edition: str | None = None
         try:
             self._driver = neo4j.GraphDatabase.driver(
                 uri, auth=(username, password or ""),
                 connection_timeout=connect_timeout_s,
                 connection_acquisition_timeout=connect_timeout_s * 2,
-                max_transaction_retry_time=15.0,
+                max_transaction_retry_time=self.RETRY_TIME_S,
                 # kgdb's statements probe labels and keys that may not exist yet; the
                 # server's "does not exist" notifications would be printed as warnings.
                 notifications_min_severity="OFF",
             )
             self._driver.verify_connectivity()
         except (ValueError, nx.ConfigurationError) as exc:
-            raise ConfigError(f"invalid Neo4j URI {uri!r}: {exc}") from None
+            raise ConfigError(f"invalid Neo4j URI {uri!r}: {_cause(exc)}") from None
         except nx.AuthError as exc:
+            self._driver_close_quietly()
             raise EngineConnectionError(
-                f"cannot connect to Neo4j at {uri}: authentication failed "
-                f"(NEO4J_USERNAME/NEO4J_PASSWORD): {exc.message}") from None
+                f"cannot connect to Neo4j at {uri}: authentication failed for user "
+                f"{username!r} (check NEO4J_USERNAME/NEO4J_PASSWORD): {_message(exc)}") from None
         except (nx.DriverError, nx.Neo4jError, OSError) as exc:
+            self._driver_close_quietly()
             raise EngineConnectionError(
                 f"cannot connect to Neo4j at {uri}: {_cause(exc)}") from None
+        if database:
+            self._check_database(database)
+
+    def _driver_close_quietly(self) -> None:
+        driver = getattr(self, "_driver", None)
+        if driver is not None:
+            driver.close()
+
+    def _check_database(self, database: str) -> None:
+        """verify_connectivity does not look at the database: ask it, and name the ones
+        there are when it is missing (Community has exactly one user database)."""
+        from neo4j import exceptions as nx
+
+        try:
+            self.run(self.dialect.ping())
+        except EngineError as exc:
+            if "DatabaseNotFound" not in str(exc):
+                raise
+            names: list[str] = []
+            try:
+                records, _, _ = self._driver.execute_query(
+                    self.dialect.list_databases().text, database_="system")
+                names = [str(r["name"]) for r in records if r["type"] != "system"]
+            except (nx.Neo4jError, nx.DriverError):
+                pass
+            edition = ""
+            if len(names) == 1:
+                edition = " (Neo4j Community has one user database)"
+            there = f"; it has {', '.join(repr(n) for n in names)}{edition}" if names else ""
+            self.close()
+            raise EngineConnectionError(
+                f"Neo4j at {self.uri} has no database {database!r} (NEO4J_DATABASE){there}: "
+                "unset NEO4J_DATABASE or name an existing database") from None
 
     @property
     def address(self) -> str:
         return f"Neo4j at {self.uri}" + (f", database {self.database!r}" if self.database else "")
 
     def _run(self, statement: Statement, timeout_s: float | None) -> Result:
+        return self._run_many([statement], timeout_s)[0]
+
+    def run_unit(self, statements: Sequence[Statement], *,
+                 timeout_s: float | None = None) -> list[Result]:
+        """One transaction for all of ``statements``: managed (retried by the driver) when
+        every one is safe to repeat, else one explicit transaction, run once."""
+        return self._run_many(list(statements), timeout_s)
+
+    def _run_many(self, statements: list[Statement], timeout_s: float | None) -> list[Result]:
+        neo4j = self._neo4j
+        timeout = timeout_s or self.timeout_s
+        params = [{k: _param(v) for k, v in s.params.items()} for s in statements]
+        writes = any(s.write for s in statements)
+        retry_safe = all(not s.write or s.idempotent for s in statements)
+        attempts = 0
+
+        def work(tx: Any) -> list[Result]:
+            nonlocal attempts
+            attempts += 1
+            return [_result(tx.run(s.text, p)) for s, p in zip(statements, params, strict=True)]
+
+        mode = neo4j.WRITE_ACCESS if writes else neo4j.READ_ACCESS
+        with (self._translated_errors(retry_safe),
+              self._driver.session(database=self.database, default_access_mode=mode) as s):
+            if retry_safe:
+                managed = neo4j.unit_of_work(timeout=timeout)(work)
+                results = (s.execute_write(managed) if writes else s.execute_read(managed))
+                if attempts > 1:
+                    results[-1].stats["attempts"] = attempts
+                return results
+            if len(statements) == 1:  # auto-commit: run once, never retried
+                query = neo4j.Query(statements[0].text, timeout=timeout)
+                return [_result(s.run(query, params[0]))]
+            with s.begin_transaction(timeout=timeout) as tx:
+                results = work(tx)
+                tx.commit()
+                return results
+
+    @contextlib.contextmanager
+    def _translated_errors(self, retried: bool) -> Iterator[None]:
+        """Driver and server failures as kgdb errors, each one line naming the cause."""
         from neo4j import exceptions as nx
 
-        neo4j = self._neo4j
-        params = {k: _param(v) for k, v in statement.params.items()}
-
-        @neo4j.unit_of_work(timeout=timeout_s or self.timeout_s)
-        def work(tx: Any) -> Result:
-            result = tx.run(statement.text, params)
-            keys = list(result.keys())
-            rows = [[_value(v) for v in record.values()] for record in result]
-            counters = result.consume().counters
-            stats = {name: getattr(counters, name) for name in (
-                "nodes_created", "nodes_deleted", "relationships_created",
-                "relationships_deleted", "properties_set", "labels_added", "indexes_added",
-                "constraints_added")}
-            return Result(keys, rows, stats)
-
-        mode = neo4j.WRITE_ACCESS if statement.write else neo4j.READ_ACCESS
         try:
-            with self._driver.session(database=self.database, default_access_mode=mode) as s:
-                if statement.write:
-                    return s.execute_write(work)
-                return s.execute_read(work)
+            yield
+        except nx.AuthError as exc:
+            raise EngineConnectionError(
+                f"{self.address}: authentication failed for user {self.username!r} "
+                f"(NEO4J_USERNAME/NEO4J_PASSWORD): {_message(exc)}") from None
         except nx.ClientError as exc:
             code = exc.code or ""
             if "TransactionTimedOut" in code or "Terminated" in code:
-                raise QueryTimeoutError(f"statement timed out: {exc.message}") from None
+                raise QueryTimeoutError(f"statement timed out: {_message(exc)}") from None
             if "Forbidden" in code or "AccessMode" in code:
                 raise ReadOnlyViolationError(
                     "this statement writes; run it as a write (kgdb cypher --write)") from None
-            raise StatementError(f"Neo4j rejected the statement ({code}): {exc.message}") from None
-        except (nx.ServiceUnavailable, nx.SessionExpired, nx.TransientError) as exc:
+            if code.endswith("DatabaseNotFound"):
+                raise EngineConnectionError(
+                    f"{self.address}: database not found ({code}): {_message(exc)}") from None
+            if code.endswith("ProcedureNotFound"):
+                raise StatementError(
+                    f"Neo4j has no such procedure ({code}): {_message(exc)}") from None
+            raise StatementError(f"Neo4j rejected the statement ({code}): {_message(exc)}") from None
+        except nx.TransientError as exc:
+            how = (f"after the driver's retries ({self.RETRY_TIME_S:.0f} s)" if retried else
+                   "and was not retried because it is not idempotent")
+            raise TransientEngineError(
+                f"Neo4j aborted the transaction ({exc.code}) {how}; nothing of it was written: "
+                f"{_message(exc)}") from None
+        except (nx.ServiceUnavailable, nx.SessionExpired) as exc:
             raise EngineUnavailableError(f"{self.address} unavailable: {_cause(exc)}") from None
         except nx.Neo4jError as exc:
-            raise EngineError(f"Neo4j error ({exc.code}): {exc.message}") from None
+            raise EngineError(f"Neo4j error ({exc.code}): {_message(exc)}") from None
+        except nx.DriverError as exc:
+            raise EngineError(f"Neo4j driver error: {_cause(exc)}") from None
 
     def _command(self, command: EngineCommand) -> Any:
         raise UnsupportedFeatureError(f"engine command {command.name}", "neo4j")
@@ -114,8 +207,26 @@ class Neo4jStore(GraphStore):
 
     def server_info(self) -> dict[str, Any]:
         info = self.run(self.dialect.components()).single() or {}
+        self._edition = str(info.get("edition") or "")
         return {"engine": "neo4j", "version": (info.get("versions") or [""])[0],
                 "edition": info.get("edition"), "address": self.address}
+
+    def supports_existence_constraints(self) -> bool:
+        """Only Enterprise Edition creates property-existence constraints."""
+        if self._edition is None:
+            self.server_info()
+        return self._edition != "community"
+
+
+def _result(result: Any) -> Result:
+    keys = list(result.keys())
+    rows = [[_value(v) for v in record.values()] for record in result]
+    counters = result.consume().counters
+    stats = {name: getattr(counters, name) for name in (
+        "nodes_created", "nodes_deleted", "relationships_created",
+        "relationships_deleted", "properties_set", "labels_added", "indexes_added",
+        "constraints_added")}
+    return Result(keys, rows, stats)
 
 
 def _param(value: Any) -> Any:
@@ -151,6 +262,22 @@ def _value(value: Any) -> Any:
     return value
 
 
+_REASON = re.compile(r"\(reason (.+)\)\s*$")
+
+
 def _cause(exc: BaseException) -> str:
+    """A driver error on one line. A refused connection comes as "Couldn't connect to H:P
+    (resolved to ...):" with the reason on later lines; keep the reason."""
     text = str(exc) or type(exc).__name__
-    return text.splitlines()[0][:200]
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    reasons = [m.group(1) for line in lines[1:] if (m := _REASON.search(line))]
+    if reasons:
+        return "; ".join(dict.fromkeys(reasons))[:300]
+    return lines[0][:300] if lines else type(exc).__name__
+
+
+def _message(exc: Any) -> str:
+    """A server error's own message on one line (syntax errors add the query and a caret
+    on further lines)."""
+    text = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    return str(text).splitlines()[0][:300]

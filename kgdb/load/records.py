@@ -39,6 +39,7 @@ from kgdb.cypher import load as cypher_load
 from kgdb.dialects.base import Dialect
 from kgdb.engine.base import GraphStore
 from kgdb.errors import InvalidIdentifierError, LoadError, did_you_mean
+from kgdb.schema.apply import await_indexes
 from kgdb.statement import Statement
 
 TYPES = ("int", "float", "str", "bool")
@@ -274,5 +275,6 @@ def load_records(store: GraphStore, spec: RecordSpec, path: Path | None = None, 
                for i in store.indexes()):
         for op in store.dialect.create_range_index(spec.label, "id"):
             store.execute(op)
+        await_indexes(store)  # online before the first MERGE looks nodes up by id
     rows = ({"id": r.id, "v": list(r.values)} for r in records)
     return store.run_batches(statement, rows, batch_size=batch_size, on_batch=on_batch)

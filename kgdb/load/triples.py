@@ -5,6 +5,11 @@ Batched and idempotent (MERGE): loading a file twice changes no count. Each batc
 before anything of it is written; with ``on_error="fail"`` a bad line stops the load before its
 batch (earlier batches stay, and re-running the same command resumes), with ``"skip"`` bad lines
 go to a rejects file and the good ones load.
+
+The statements of one batch (relation types, entities, facts) are one unit of work
+(``GraphStore.run_unit``): on Neo4j one transaction, so a batch the engine rejects (a constraint
+violation) writes nothing at all; on FalkorDB, which has no multi-statement transactions, each
+statement is atomic on its own and re-running the load completes a partly written batch.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from pathlib import Path
 from kgdb.cypher import catalog, load
 from kgdb.embed.base import Embedder
 from kgdb.engine.base import GraphStore, batched
-from kgdb.errors import InvalidIdentifierError, LoadError
+from kgdb.errors import EngineConnectionError, EngineError, InvalidIdentifierError, LoadError
 from kgdb.schema.apply import ensure_base_schema
 from kgdb.schema.model import humanize
 from kgdb.statement import Statement
@@ -177,7 +182,7 @@ def load_triples(store: GraphStore, embedder: Embedder, path: str | Path, *,
     rejects = None
     seen_entities: set[str] = set()
     seen_predicates: set[str] = set()
-    writer = _Writer(store)
+    writer = _Writer(store, path)
     bar = tqdm(total=total, unit="rows", unit_scale=True, file=sys.stderr, disable=not progress,
                desc=f"loading {path.name}", mininterval=0.5, dynamic_ncols=True)
     try:
@@ -201,7 +206,9 @@ def load_triples(store: GraphStore, embedder: Embedder, path: str | Path, *,
                 for b in bad:
                     rejects.write(f"{b.line}\t{b.reason}\t{b.raw}\n")
                 report.rejected += len(bad)
-            _write_batch(store, writer, embedder, good, seen_entities, seen_predicates, report)
+            writer.submit(_batch_statements(store, embedder, good, seen_entities,
+                                            seen_predicates, report),
+                          (batch[0].line, batch[-1].line))
             bar.update(len(batch))
             bar.set_postfix(entities=len(seen_entities), refresh=False)
         writer.drain()
@@ -233,14 +240,17 @@ def _check(store: GraphStore, batch: list[Triple | BadLine]) -> tuple[list[Tripl
     return good, bad
 
 
-def _write_batch(store: GraphStore, writer: _Writer, embedder: Embedder, triples: list[Triple],
-                 seen_entities: set[str], seen_predicates: set[str], report: LoadReport) -> None:
+def _batch_statements(store: GraphStore, embedder: Embedder, triples: list[Triple],
+                      seen_entities: set[str], seen_predicates: set[str],
+                      report: LoadReport) -> list[Statement]:
+    """The statements that write one batch, in order: relation types, entities, facts."""
     d = store.dialect
+    statements: list[Statement] = []
     new_predicates = sorted({t.predicate for t in triples} - seen_predicates)
     if new_predicates:
         texts = [humanize(p) for p in new_predicates]
         vectors = embedder.embed(texts)
-        writer.submit(catalog.merge_relation_types(d).with_params(rows=[
+        statements.append(catalog.merge_relation_types(d).with_params(rows=[
             {"name": p, "text": text, "embedding": v}
             for p, text, v in zip(new_predicates, texts, vectors, strict=True)]))
         seen_predicates.update(new_predicates)
@@ -254,7 +264,7 @@ def _write_batch(store: GraphStore, writer: _Writer, embedder: Embedder, triples
         statement = load.merge_entities(d)
         for start in range(0, len(missing), ENTITY_BATCH):
             chunk = missing[start:start + ENTITY_BATCH]
-            writer.submit(statement.with_params(rows=[
+            statements.append(statement.with_params(rows=[
                 {"id": n, "name": n, "embedding": v}
                 for n, v in zip(chunk, vectors[start:start + len(chunk)], strict=True)]))
         report.entities_written += len(missing)
@@ -263,26 +273,55 @@ def _write_batch(store: GraphStore, writer: _Writer, embedder: Embedder, triples
     for t in triples:
         by_predicate.setdefault(t.predicate, []).append({"h": t.subject, "t": t.object})
     for predicate, rows in by_predicate.items():
-        writer.submit(load.merge_facts(d, predicate).with_params(rows=rows))
+        statements.append(load.merge_facts(d, predicate).with_params(rows=rows))
         report.predicates[predicate] = report.predicates.get(predicate, 0) + len(rows)
     report.triples += len(triples)
+    return statements
 
 
 class _Writer:
-    """Sends statements in order on one thread while the caller prepares the next ones, so
-    embedding look-ups and parameter rendering overlap the engine's work."""
+    """Sends each batch's statements, in order, as one unit of work on one thread while the
+    caller prepares the next batch, so embedding and parameter rendering overlap the
+    engine's work. After a batch fails, later batches are not sent."""
 
-    def __init__(self, store: GraphStore, depth: int = 4) -> None:
+    def __init__(self, store: GraphStore, path: Path, depth: int = 2) -> None:
         self.store = store
+        self.path = path
         self.depth = depth
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgdb-writer")
         self._pending: deque[Future[object]] = deque()
+        self._failed = False
 
-    def submit(self, statement: Statement) -> None:
-        prepared = self.store.prepare(statement)
-        self._pending.append(self._pool.submit(self.store.run, prepared))
+    def submit(self, statements: list[Statement], lines: tuple[int, int]) -> None:
+        if not statements:
+            return
+        prepared = [self.store.prepare(s) for s in statements]
+        self._pending.append(self._pool.submit(self._send, prepared, lines))
         while len(self._pending) > self.depth:
             self._pending.popleft().result()
+
+    def _send(self, statements: list[Statement], lines: tuple[int, int]) -> None:
+        if self._failed:
+            return
+        try:
+            self.store.run_unit(statements)
+        except EngineConnectionError:
+            self._failed = True
+            raise
+        except EngineError as exc:
+            self._failed = True
+            first, last = lines
+            if self.store.TRANSACTIONS:
+                written = (f"nothing from lines {first}-{last} was written (the batch is one "
+                           "transaction)")
+            else:
+                written = (f"lines {first}-{last} may be partly written (this engine has no "
+                           "multi-statement transactions)")
+            before = f", lines before {first} are loaded" if first > 1 else ""
+            raise LoadError(
+                f"{self.path}:{first}-{last}: the engine rejected the batch: {exc}; {written}"
+                f"{before}; fix the cause and run the same command again (loading is "
+                "idempotent)") from None
 
     def drain(self) -> None:
         while self._pending:

@@ -46,7 +46,7 @@ class IndexSpec:
 
     def describe(self) -> str:
         extra = f", {self.dimension} dims" if self.dimension else ""
-        noun = "constraint" if self.kind == "unique" else "index"
+        noun = "constraint" if self.kind in ("unique", "exists") else "index"
         return f"{self.kind} {noun} on :{self.label}({', '.join(self.properties)}{extra})"
 
 
@@ -57,9 +57,11 @@ class ApplyReport:
     entity_types: int = 0
     relation_types: int = 0
     concepts: int = 0
+    notes: list[str] = field(default_factory=list)
+    """What the engine cannot do and was left out, each with the reason."""
 
     def to_json(self) -> dict[str, object]:
-        return {"created": self.created, "existing": self.existing,
+        return {"created": self.created, "existing": self.existing, "notes": self.notes,
                 "entity_types": self.entity_types, "relation_types": self.relation_types,
                 "concepts": self.concepts}
 
@@ -79,6 +81,13 @@ def desired_indexes(schema: Schema, dimension: int, *, unique_needs_range: bool)
         texts = tuple(p.name for p in t.properties if p.index == "Text")
         if texts:
             specs.append(IndexSpec("fulltext", t.name, texts))
+        for p in t.properties:
+            if "Unique" in p.constraints:
+                if unique_needs_range and p.index != "Range":
+                    specs.append(IndexSpec("range", t.name, (p.name,)))
+                specs.append(IndexSpec("unique", t.name, (p.name,)))
+            if "NotNull" in p.constraints:
+                specs.append(IndexSpec("exists", t.name, (p.name,)))
     return specs
 
 
@@ -86,6 +95,8 @@ def index_operations(dialect: Dialect, spec: IndexSpec) -> list[Operation]:
     """The statements (and engine commands) that create one index or constraint."""
     if spec.kind == "unique":
         return dialect.create_unique_constraint(spec.label, spec.properties[0])
+    if spec.kind == "exists":
+        return dialect.create_existence_constraint(spec.label, spec.properties[0])
     if spec.kind == "range":
         return dialect.create_range_index(spec.label, spec.properties[0])
     if spec.kind == "fulltext":
@@ -133,6 +144,16 @@ def apply_schema(store: GraphStore, schema: Schema, embedder: Embedder) -> Apply
                                 unique_needs_range=dialect.UNIQUE_NEEDS_RANGE_INDEX):
         if spec.key in have:
             report.existing.append(spec.describe())
+            continue
+        if spec.kind == "exists" and not (dialect.EXISTENCE_CONSTRAINTS
+                                          and store.supports_existence_constraints()):
+            # Neo4j Community has only uniqueness constraints (property existence, node key
+            # and property type constraints are Enterprise Edition; cypher-manual/5/constraints).
+            report.notes.append(
+                f"not created: {spec.describe()} (NotNull): {store.address} does not enforce "
+                "property-existence constraints (Neo4j Community has only uniqueness "
+                "constraints); kgdb does not check it either")
+            have.add(spec.key)
             continue
         for op in index_operations(dialect, spec):
             store.execute(op)

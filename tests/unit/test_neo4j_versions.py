@@ -1,0 +1,43 @@
+"""The three ways kgdb gets a Neo4j (Maven Central, docker/compose.yaml, testcontainers) use
+the same Neo4j version and the same plugins. Docker does not run on kgdb's machines, so this
+is what keeps the Docker paths from drifting."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from tests import conftest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def pom_property(name: str) -> str:
+    text = (ROOT / "kgdb" / "data" / "neo4j" / "pom.xml").read_text()
+    found = re.search(rf"<{re.escape(name)}>([^<]+)</{re.escape(name)}>", text)
+    assert found, name
+    return found.group(1)
+
+
+def compose_value(key: str) -> str:
+    text = (ROOT / "docker" / "compose.yaml").read_text()
+    found = re.search(rf"^\s+{re.escape(key)}:\s*(.+?)\s*$", text, re.MULTILINE)
+    assert found, key
+    return found.group(1).strip("'\"")
+
+
+def test_one_neo4j_version_everywhere() -> None:
+    version = pom_property("neo4j.version")
+    assert pom_property("apoc.version") == version  # APOC Core is released per Neo4j patch
+    assert compose_value("image") == f"neo4j:{version}-community"
+    assert f"neo4j:{version}-community" == conftest.NEO4J_IMAGE
+
+
+def test_the_same_plugins_everywhere() -> None:
+    plugins = ["apoc", "apoc-extended", "graph-data-science"]
+    assert json.loads(compose_value("NEO4J_PLUGINS")) == plugins
+    assert json.loads(conftest.NEO4J_PLUGINS) == plugins
+    pom = (ROOT / "kgdb" / "data" / "neo4j" / "pom.xml").read_text()
+    for artifact in ("apoc-core", "apoc-extended", "opengds-extension"):
+        assert f"<artifactId>{artifact}</artifactId>" in pom, artifact
