@@ -167,9 +167,18 @@ class Neo4jDialect(Dialect):
         ]
 
     # ------------------------------------------------------------------ search
+    VECTOR_BEAM_MIN: ClassVar[int] = 64
+    """Ask the index for at least this many neighbours (and 4 times k). Lucene's HNSW search
+    uses the requested count as its beam width and 5.26 has no query-time ef: with k=1 the
+    greedy search can stop in a local minimum and return a node that is not the nearest
+    (found by the brute-force property test in tests/live/test_simgrag_retrieval.py).
+    Callers ORDER BY the exact distance and LIMIT k."""
+
     def vector_search_call(self, label: str, prop: str, k: str, vector: str) -> str:
         index = self.string_literal(self.index_name(label, prop, "vector"))
-        return f"CALL db.index.vector.queryNodes({index}, {k}, {vector}) YIELD node, score"
+        beam = (f"CASE WHEN {k} * 4 > {self.VECTOR_BEAM_MIN} THEN {k} * 4 "
+                f"ELSE {self.VECTOR_BEAM_MIN} END")
+        return f"CALL db.index.vector.queryNodes({index}, {beam}, {vector}) YIELD node, score"
 
     def fulltext_search_call(self, label: str, props: Sequence[str], query: str) -> str:
         index = self.string_literal(self.index_name(label, "text", "fulltext"))

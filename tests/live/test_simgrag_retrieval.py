@@ -246,3 +246,16 @@ def test_demo_sample_without_llm(store, embedder):
         assert lines[0].startswith("graph [1]  GSD ")
         assert "    ('Kismet', 'directed_by', 'William Dieterle')" in lines
         assert any(line.startswith("params: ") for line in lines)
+
+
+@pytest.mark.parametrize("kn", [1, 2])
+def test_nearest_candidate_is_exact_at_small_k(store, embedder, kn):
+    """Regression (found on Neo4j by the brute-force property test): with k(n)=1 Lucene's HNSW
+    search, whose beam is the requested count, returned a node that is not the nearest
+    ("Crime" instead of "Tokyo Godfathers" for "Satoshi Kon"), so a pattern matched where the
+    exact top-1 cannot. The dialect asks the index for a wider beam and cuts by exact L2."""
+    graph = SmallGraph({n: n for n in ["2003", "Crime", "Tokyo Godfathers"]},
+                       [("2003", "directed_by", "Crime"), ("2003", "has_genre", "Crime")],
+                       dict(PREDICATES))
+    _agree(store, embedder, graph, [("UNKNOWN movie 1", "UNKNOWN rel 1", "Satoshi Kon")],
+           k=3, kn=kn, kr=2, distinct="all")
