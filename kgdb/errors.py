@@ -30,6 +30,10 @@ class EngineUnavailableError(EngineConnectionError):
     """The engine went away under a statement (crash, restart); the statement may be retried."""
 
 
+class EngineCrashError(EngineError):
+    """The engine crashed while running a statement; never retried (it would crash again)."""
+
+
 class QueryTimeoutError(EngineError):
     """A statement ran longer than its timeout."""
 
