@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
 from kgdb.cypher import catalog, load
 from kgdb.embed.base import Embedder
@@ -132,7 +132,7 @@ _HEADERS = [["subject", "predicate", "object"], ["head", "relation", "tail"], ["
             ["h", "r", "t"]]
 
 
-def _lines(handle: BinaryIO, max_line: int) -> Iterator[bytes | None]:
+def _lines(handle: IO[bytes], max_line: int) -> Iterator[bytes | None]:
     """The file's lines, each at most ``max_line`` bytes; None stands for a longer line (its
     bytes are skipped, never held in memory)."""
     while True:
