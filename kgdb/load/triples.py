@@ -13,6 +13,7 @@ import csv
 import io
 import json
 import os
+import re
 import sys
 import time
 from collections import deque
@@ -241,7 +242,7 @@ def load_triples(store: GraphStore, embedder: Embedder, path: str | Path, *,
                                         f"{exc.strerror or exc}") from None
                     report.rejects_file = str(rejects_file)
                 for b in bad:
-                    rejects.write(f"{b.line}\t{b.reason}\t{b.raw}\n")
+                    rejects.write(f"{b.line}\t{b.reason}\t{_visible(b.raw)}\n")
                 report.rejected += len(bad)
             _write_batch(store, writer, embedder, good, seen_entities, seen_predicates, report)
             bar.update(len(batch))
@@ -256,6 +257,16 @@ def load_triples(store: GraphStore, embedder: Embedder, path: str | Path, *,
     report.seconds = time.perf_counter() - started
     report.embed_seconds = getattr(embedder, "compute_seconds", 0.0) - embed_before
     return report
+
+
+_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def _visible(raw: str) -> str:
+    """A rejected line as one line of the rejects file: control characters, line separators
+    and lone surrogates are written as ``\\xHH``/``\\uHHHH`` escapes."""
+    return _INVISIBLE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                          else f"\\u{ord(m.group()):04x}", raw)
 
 
 def _check_writable(rejects_file: Path) -> None:

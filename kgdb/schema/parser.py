@@ -42,7 +42,7 @@ from kgdb.schema.model import (
     Schema,
     TypeDef,
 )
-from kgdb.text import read_text_file, text_problem
+from kgdb.text import normalise_newlines, read_text_file, text_problem
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_.]*"
 _DECL = re.compile(rf"^(?P<name>{_NAME})\s*(?:\((?P<alias>[^()]*)\))?\s*:\s*(?P<value>.*)$")
@@ -101,7 +101,9 @@ class _Parser:
     def _tree(self, text: str) -> list[_Line]:
         roots: list[_Line] = []
         stack: list[_Line] = []
-        for number, raw in enumerate(text.splitlines(), start=1):
+        # Lines end at LF only (CRLF and CR normalised first): splitlines() would also break
+        # at U+2028, U+0085 and other characters that belong to a name.
+        for number, raw in enumerate(normalise_newlines(text).split("\n"), start=1):
             content = _strip_comment(raw) if not raw.lstrip().startswith("desc") \
                 else raw.rstrip()
             if not content.strip():
@@ -243,6 +245,14 @@ class _Parser:
                                      f"{r.target!r}")
             if t.concepts and resolved[t.name] != "concept":
                 raise self.error(t.line, f"type {t.name} lists concepts but is not a ConceptType")
+            stack = list(t.concepts)
+            while stack:
+                node = stack.pop()
+                stack.extend(node.children)
+                problem = text_problem(f"{t.name}/{node.name}", key=True)
+                if problem:
+                    raise self.error(node.line, f"the concept id {t.name}/{node.name[:40]}... "
+                                     f"{problem}")
         object.__setattr__(schema, "types", tuple(
             TypeDef(t.name, resolved[t.name], t.alias, t.parent, t.description, t.properties,
                     t.relations, t.concepts, t.hypernym_predicate, t.line)
