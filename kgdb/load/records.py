@@ -211,10 +211,17 @@ class Record:
 
 def read_records(spec: RecordSpec, path: Path) -> list[Record]:
     """Read and convert every row; the first bad row raises ``LoadError`` (FILE:LINE: reason)."""
-    binary = open_data_file(path, what="records file")
+    with open_data_file(path, what="records file") as binary:
+        data = binary.read()  # the records are all held in memory anyway
     # utf-8-sig: a byte-order mark at the start is dropped (the text contract, kgdb/text.py)
     encoding = "utf-8-sig" if spec.encoding == "utf-8" else spec.encoding
-    handle = io.TextIOWrapper(binary, encoding=encoding, newline="")
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise LoadError(f"{path}:{line}: not {spec.encoding} text ({exc.reason} at byte "
+                        f"{exc.start})") from None
+    handle = io.StringIO(text, newline="")
     records: list[Record] = []
     ids: dict[str, int] = {}
     with handle:
@@ -246,9 +253,6 @@ def read_records(spec: RecordSpec, path: Path) -> list[Record]:
                 ids[rid] = line
         except csv.Error as exc:
             raise LoadError(f"{path}:{reader.line_num}: {exc}") from None
-        except UnicodeDecodeError as exc:
-            raise LoadError(f"{path}:{reader.line_num + 1}: not {spec.encoding} text "
-                            f"({exc.reason})") from None
     return records
 
 
