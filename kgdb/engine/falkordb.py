@@ -42,12 +42,14 @@ class FalkorDBStore(GraphStore):
         self._connect()
 
     def _connect(self) -> None:
-        self._db = self._falkordb.FalkorDB(
-            host=self.host, port=self.port, password=self._password,
-            socket_connect_timeout=5, socket_keepalive=True,
-        )
-        self._graph = self._db.select_graph(self.graph_name)
         try:
+            # The client's constructor already talks to the server (it asks whether it is a
+            # cluster): a server killed a moment ago fails here, not at the first query.
+            self._db = self._falkordb.FalkorDB(
+                host=self.host, port=self.port, password=self._password,
+                socket_connect_timeout=5, socket_keepalive=True,
+            )
+            self._graph = self._db.select_graph(self.graph_name)
             self._ensure_graph()
         except Exception as exc:
             raise EngineConnectionError(
