@@ -270,7 +270,7 @@ def load() -> None:
 @click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail", show_default=True)
 @click.option("--rejects", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Where --on-error skip writes bad lines (default FILE.rejects).")
-@click.option("--batch-size", default=5000, show_default=True)
+@click.option("--batch-size", default=5000, show_default=True, type=click.IntRange(1, 1_000_000))
 @click.option("--no-progress", is_flag=True)
 @json_option
 @pass_context
@@ -335,13 +335,32 @@ def stats(ctx: Context, as_json: bool) -> None:
 
 # ---------------------------------------------------------------------- cypher
 def _parse_param(text: str) -> tuple[str, Any]:
+    from kgdb.text import TextError, check_param_name, check_statement, limits, text_problem
+
     key, sep, raw = text.partition("=")
-    if not sep or not key.isidentifier():
-        raise click.BadParameter(f"expected NAME=VALUE, got {text!r}", param_hint="--param")
+    if not sep:
+        raise click.BadParameter(f"expected NAME=VALUE, got {text[:80]!r}", param_hint="--param")
+    problem = check_param_name(key)
+    if problem:
+        raise click.BadParameter(problem, param_hint="--param")
     try:
-        return key, json.loads(raw)
+        value = json.loads(raw)
     except json.JSONDecodeError:
-        return key, raw
+        value = raw
+    except RecursionError:
+        raise click.BadParameter(f"{key}: the JSON value is nested too deeply",
+                                 param_hint="--param") from None
+    # A string may end up in an indexed key (MERGE (:Entity {id: $v})), so --param strings
+    # follow the key limits of the text contract (kgdb/text.py).
+    try:
+        check_statement("", {key: value})
+    except TextError as exc:
+        raise click.BadParameter(str(exc), param_hint="--param") from None
+    if isinstance(value, str):
+        problem = text_problem(value, key=True, limit=limits())
+        if problem:
+            raise click.BadParameter(f"{key}: the value {problem}", param_hint="--param")
+    return key, value
 
 
 @cli.command()
@@ -442,6 +461,10 @@ def _configure_logging() -> None:
     driver_log.propagate = False
 
 
+def _one_line(text: str) -> str:
+    return " ".join(part.strip() for part in text.splitlines() if part.strip())
+
+
 def main(argv: list[str] | None = None, run: Callable[..., Any] | None = None) -> None:
     """Run the CLI; KgdbError becomes one line on stderr and exit status 1."""
     _configure_logging()
@@ -450,8 +473,13 @@ def main(argv: list[str] | None = None, run: Callable[..., Any] | None = None) -
     except click.exceptions.Abort:
         click.echo("kgdb: aborted", err=True)
         sys.exit(1)
+    except click.UsageError as exc:  # click's own "Error:" lines become kgdb's, exit 2
+        where = exc.ctx.command_path if exc.ctx is not None else "kgdb"
+        click.echo(f"kgdb: error: {_one_line(exc.format_message())} (see '{where} --help')",
+                   err=True)
+        sys.exit(exc.exit_code)
     except click.ClickException as exc:
-        exc.show()
+        click.echo(f"kgdb: error: {exc.format_message()}", err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)

@@ -15,6 +15,34 @@ def kgdb_home() -> Path:
     return Path(data) / "kgdb"
 
 
+def private_dir(path: Path) -> Path:
+    """Create ``path`` (and missing parents) readable by its owner only; tighten it if it
+    exists and is ours. Everything kgdb keeps under ``KGDB_HOME`` is user data."""
+    for folder in [*reversed(path.parents), path]:
+        if folder.exists():
+            continue
+        try:
+            folder.mkdir(mode=0o700)
+        except FileExistsError:  # another process was first
+            pass
+    _tighten(path, 0o700)
+    return path
+
+
+def private_file(path: Path) -> None:
+    """Make an existing file of ours readable by its owner only."""
+    _tighten(path, 0o600)
+
+
+def _tighten(path: Path, mode: int) -> None:
+    try:
+        info = path.stat()
+        if info.st_uid == os.getuid() and info.st_mode & 0o777 & ~mode:
+            os.chmod(path, info.st_mode & 0o777 & mode)
+    except OSError:
+        pass
+
+
 @dataclass(frozen=True)
 class Settings:
     """Where the graph lives and how to reach it."""

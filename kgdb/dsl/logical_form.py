@@ -19,6 +19,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from kgdb.errors import DslSemanticError, DslSyntaxError, did_you_mean
+from kgdb.text import text_problem
 
 # ---------------------------------------------------------------------------------- grammar
 
@@ -545,7 +546,14 @@ class _Builder:
             if isinstance(child, Tree) and child.data == "types":
                 types = tuple(_words(t) for t in child.children if isinstance(t, Tree))
             elif isinstance(child, Tree) and child.data == "node_name":
-                name = _unquote(str(child.children[0])) or None
+                name = _unquote(str(child.children[0]))
+                if not name.strip():
+                    # An empty name would match every node; say so instead of guessing.
+                    raise self.error("a node name cannot be empty (leave out the brackets to "
+                                     "match any node)", arg.span)
+                problem = text_problem(name, key=True)
+                if problem:
+                    raise self.error(f"the node name {problem}", arg.span)
         if not alias:
             raise self.error("a node needs an alias (e.g. s1)", arg.span)
         return NodeSpec(alias, tuple(t for t in types if t), name, arg.span)

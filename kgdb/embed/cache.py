@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kgdb.config import private_dir, private_file
 from kgdb.embed.base import Embedder
 
 
@@ -17,7 +19,15 @@ class EmbeddingCache:
     """SQLite file of float32 vectors. Safe for several processes (SQLite locking, WAL)."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        # Every entity name and text of the graph is in here: owner-only, like the database.
+        # SQLite gives the -wal and -shm files the mode of the database file.
+        private_dir(path.parent)
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except FileExistsError:
+            private_file(path)
+        for suffix in ("-wal", "-shm"):
+            private_file(path.with_name(path.name + suffix))
         self.path = path
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, timeout=60, check_same_thread=False)

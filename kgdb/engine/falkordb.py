@@ -14,6 +14,7 @@ from kgdb.engine.base import GraphStore, NodeValue, PathValue, RelationshipValue
 from kgdb.engine.embedded import EmbeddedServer
 from kgdb.errors import (
     EngineConnectionError,
+    EngineCrashError,
     EngineError,
     EngineUnavailableError,
     QueryTimeoutError,
@@ -41,12 +42,14 @@ class FalkorDBStore(GraphStore):
         self._connect()
 
     def _connect(self) -> None:
-        self._db = self._falkordb.FalkorDB(
-            host=self.host, port=self.port, password=self._password,
-            socket_connect_timeout=5, socket_keepalive=True,
-        )
-        self._graph = self._db.select_graph(self.graph_name)
         try:
+            # The client's constructor already talks to the server (it asks whether it is a
+            # cluster): a server killed a moment ago fails here, not at the first query.
+            self._db = self._falkordb.FalkorDB(
+                host=self.host, port=self.port, password=self._password,
+                socket_connect_timeout=5, socket_keepalive=True,
+            )
+            self._graph = self._db.select_graph(self.graph_name)
             self._ensure_graph()
         except Exception as exc:
             raise EngineConnectionError(
@@ -86,7 +89,7 @@ class FalkorDBStore(GraphStore):
         }
         return Result(columns, rows, stats)
 
-    def prepare(self, statement: Statement) -> Statement:
+    def _prepare(self, statement: Statement) -> Statement:
         if not statement.params:
             return statement
         return Statement(_params_header(statement.params) + statement.text, {},
@@ -105,6 +108,20 @@ class FalkorDBStore(GraphStore):
 
     def _unavailable(self, exc: BaseException) -> EngineError:
         if self._server is not None and self._server.status() is None:
+            crash = self._server.crash_report()
+            if crash:
+                # The statement itself killed the server (a segfault or assertion is in the
+                # log; a kill -9 from outside leaves none). Replaying it would kill it again:
+                # restart the server for whatever comes next and report the statement once.
+                log.warning("%s crashed under a statement: %s", self.address, crash)
+                try:
+                    self._recover()
+                except EngineError:
+                    pass
+                return EngineCrashError(
+                    f"the embedded FalkorDB crashed while running this statement ({crash}); "
+                    f"it was restarted and the statement was not retried (log: "
+                    f"{self._server.log_file})")
             log.warning("%s went away under a statement (%s); restarting it (log: %s)",
                         self.address, _cause(exc), self._server.log_file)
             return EngineUnavailableError(

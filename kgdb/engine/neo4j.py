@@ -24,6 +24,7 @@ from kgdb.errors import (
     UnsupportedFeatureError,
 )
 from kgdb.statement import EngineCommand, Statement
+from kgdb.text import check_statement
 
 
 class Neo4jStore(GraphStore):
@@ -119,6 +120,8 @@ class Neo4jStore(GraphStore):
                  timeout_s: float | None = None) -> list[Result]:
         """One transaction for all of ``statements``: managed (retried by the driver) when
         every one is safe to repeat, else one explicit transaction, run once."""
+        for statement in statements:  # the text contract, as in GraphStore.run
+            check_statement(statement.text, statement.params)
         return self._run_many(list(statements), timeout_s)
 
     def _run_many(self, statements: list[Statement], timeout_s: float | None) -> list[Result]:

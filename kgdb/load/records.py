@@ -27,7 +27,9 @@ removes the property (``SET n.p = null``), so a reload after a data fix converge
 
 from __future__ import annotations
 
+import codecs
 import csv
+import io
 import math
 import tomllib
 from collections.abc import Callable
@@ -39,10 +41,13 @@ from kgdb.cypher import load as cypher_load
 from kgdb.dialects.base import Dialect
 from kgdb.engine.base import GraphStore
 from kgdb.errors import InvalidIdentifierError, LoadError, did_you_mean
-from kgdb.schema.apply import await_indexes
+from kgdb.schema.apply import await_indexes, execute_ddl
 from kgdb.statement import Statement
+from kgdb.text import clean_value, open_data_file, read_text_file, text_problem
 
 TYPES = ("int", "float", "str", "bool")
+_SPACE = " \t"
+"""Spaces and tabs around a field are trimmed; nothing else is (the text contract)."""
 _TRUE = {"1", "true", "yes", "y", "t"}
 _FALSE = {"0", "false", "no", "n", "f"}
 
@@ -79,11 +84,11 @@ def _spec_error(spec_path: Path, message: str) -> LoadError:
 def read_spec(spec_path: Path) -> RecordSpec:
     """Read and check a loader spec (TOML)."""
     try:
-        data = tomllib.loads(spec_path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise LoadError(f"{spec_path}: cannot read the spec: {exc.strerror or exc}") from None
+        data = tomllib.loads(read_text_file(spec_path, what="loader spec"))
     except tomllib.TOMLDecodeError as exc:
         raise _spec_error(spec_path, f"invalid TOML: {exc}") from None
+    except RecursionError:
+        raise _spec_error(spec_path, "invalid TOML: nested too deeply") from None
     unknown = set(data) - {"file", "entity", "columns"}
     if unknown:
         raise _spec_error(spec_path, f"unknown section(s) {sorted(unknown)}; expected file, entity, "
@@ -124,12 +129,31 @@ def read_spec(spec_path: Path) -> RecordSpec:
     if id_column is not None:
         _check_column_ref(spec_path, "[entity] id_column", id_column, header)
     path = file.get("path")
+    encoding = file.get("encoding", "utf-8")
+    try:
+        if not isinstance(encoding, str):
+            raise LookupError(encoding)
+        encoding = codecs.lookup(encoding).name
+    except LookupError:
+        raise _spec_error(spec_path, f"[file] encoding {encoding!r} is not an encoding Python "
+                                     "knows (e.g. utf-8, latin-1, cp1252)") from None
+    id_prefix = entity.get("id_prefix", "")
+    if not isinstance(id_prefix, str):
+        raise _spec_error(spec_path, "[entity] id_prefix must be a string")
+    for where, name in [("[entity] label", label), ("[entity] id_prefix", id_prefix),
+                        *((f"[[columns]] #{i} property", c.property)
+                          for i, c in enumerate(columns, 1)),
+                        *((f"[[columns]] #{i} column", c.column)
+                          for i, c in enumerate(columns, 1) if isinstance(c.column, str))]:
+        problem = text_problem(name, key=True) if name else None
+        if problem:
+            raise _spec_error(spec_path, f"{where} {problem}")
     return RecordSpec(
         path=(spec_path.parent / path) if isinstance(path, str) and path else None,
         header=header, delimiter=delimiter,
         missing=_strings(spec_path, "[file] missing", file.get("missing", [])),
-        label=label, id_prefix=str(entity.get("id_prefix", "")), id_column=id_column,
-        columns=tuple(columns), encoding=str(file.get("encoding", "utf-8")), source=str(spec_path),
+        label=label, id_prefix=id_prefix, id_column=id_column,
+        columns=tuple(columns), encoding=encoding, source=str(spec_path),
     )
 
 
@@ -148,6 +172,10 @@ def _strings(spec_path: Path, where: str, value: Any) -> tuple[str, ...]:
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise _spec_error(spec_path, f"{where}: missing must be a list of strings")
+    for v in value:
+        problem = text_problem(v)
+        if problem:
+            raise _spec_error(spec_path, f"{where}: a marker {problem}")
     return tuple(value)
 
 
@@ -183,10 +211,17 @@ class Record:
 
 def read_records(spec: RecordSpec, path: Path) -> list[Record]:
     """Read and convert every row; the first bad row raises ``LoadError`` (FILE:LINE: reason)."""
+    with open_data_file(path, what="records file") as binary:
+        data = binary.read()  # the records are all held in memory anyway
+    # utf-8-sig: a byte-order mark at the start is dropped (the text contract, kgdb/text.py)
+    encoding = "utf-8-sig" if spec.encoding == "utf-8" else spec.encoding
     try:
-        handle = path.open(encoding=spec.encoding, newline="")
-    except OSError as exc:
-        raise LoadError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise LoadError(f"{path}:{line}: not {spec.encoding} text ({exc.reason} at byte "
+                        f"{exc.start})") from None
+    handle = io.StringIO(text, newline="")
     records: list[Record] = []
     ids: dict[str, int] = {}
     with handle:
@@ -198,7 +233,9 @@ def read_records(spec: RecordSpec, path: Path) -> list[Record]:
             for row in reader:
                 line = reader.line_num
                 if header is None and spec.header:
-                    header = [h.strip() for h in row]
+                    header = [clean_value(h, what=f"{path}:{line}: the header field {n}",
+                                          key=True).strip(_SPACE)
+                              for n, h in enumerate(row, 1)]
                     indexes = [_index(path, line, header, c.column) for c in spec.columns]
                     if spec.id_column is not None:
                         id_index = _index(path, line, header, spec.id_column)
@@ -216,8 +253,6 @@ def read_records(spec: RecordSpec, path: Path) -> list[Record]:
                 ids[rid] = line
         except csv.Error as exc:
             raise LoadError(f"{path}:{reader.line_num}: {exc}") from None
-        except UnicodeDecodeError as exc:
-            raise LoadError(f"{path}: not {spec.encoding} text ({exc.reason})") from None
     return records
 
 
@@ -238,7 +273,8 @@ def _record(spec: RecordSpec, path: Path, line: int, row: list[str], indexes: li
         raise LoadError(f"{path}:{line}: expected at least {needed} fields, found {len(row)}")
     values: list[Any] = []
     for col, idx in zip(spec.columns, indexes, strict=True):
-        text = row[idx].strip()
+        text = clean_value(row[idx], what=f"{path}:{line}: column {col.column} ({col.property})",
+                           key=False).strip(_SPACE)
         if text == "" or text in spec.missing or text in col.missing:
             values.append(None)
             continue
@@ -247,12 +283,13 @@ def _record(spec: RecordSpec, path: Path, line: int, row: list[str], indexes: li
         except ValueError as exc:
             raise LoadError(f"{path}:{line}: column {col.column} ({col.property}): {exc}") from None
     if id_index is not None:
-        key = row[id_index].strip()
+        key = row[id_index].strip(_SPACE)
         if not key or key in spec.missing:
             raise LoadError(f"{path}:{line}: the id column {spec.id_column} is empty")
     else:
         key = str(number)
-    return Record(spec.id_prefix + key, tuple(values))
+    record_id = clean_value(spec.id_prefix + key, what=f"{path}:{line}: the id", key=True)
+    return Record(record_id, tuple(values))
 
 
 def merge_records(dialect: Dialect, spec: RecordSpec) -> Statement:
@@ -274,7 +311,7 @@ def load_records(store: GraphStore, spec: RecordSpec, path: Path | None = None, 
     if not any(i.kind in ("range", "unique") and i.label == spec.label and i.properties == ("id",)
                for i in store.indexes()):
         for op in store.dialect.create_range_index(spec.label, "id"):
-            store.execute(op)
+            execute_ddl(store, op)
         await_indexes(store)  # online before the first MERGE looks nodes up by id
     rows = ({"id": r.id, "v": list(r.values)} for r in records)
     return store.run_batches(statement, rows, batch_size=batch_size, on_batch=on_batch)

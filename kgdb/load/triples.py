@@ -17,6 +17,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import re
 import sys
 import time
 from collections import deque
@@ -24,6 +26,7 @@ from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from kgdb.cypher import catalog, load
 from kgdb.embed.base import Embedder
@@ -32,6 +35,7 @@ from kgdb.errors import EngineConnectionError, EngineError, InvalidIdentifierErr
 from kgdb.schema.apply import ensure_base_schema
 from kgdb.schema.model import humanize
 from kgdb.statement import Statement
+from kgdb.text import limits, normalise_newlines, open_data_file, text_problem
 
 FORMATS = ("tsv", "csv", "jsonl")
 ENTITY_BATCH = 500
@@ -86,12 +90,18 @@ def read_triples(path: Path, fmt: str | None = None,
     fmt = fmt or _guess_format(path)
     if fmt not in FORMATS:
         raise LoadError(f"{path}: unknown format {fmt!r} (use one of {', '.join(FORMATS)})")
-    try:
-        handle = open(path, "rb")
-    except OSError as exc:
-        raise LoadError(f"{path}: cannot open: {exc.strerror or exc}") from None
-    with handle:
-        for number, raw_bytes in enumerate(handle, start=1):
+    if sep is not None and (not sep or sep in "\r\n" or text_problem(sep)):
+        raise LoadError(f"--sep {sep!r} cannot separate fields")
+    max_line = limits().line_bytes
+    first = True
+    with open_data_file(path, what="triples file") as handle:
+        for number, raw_bytes in enumerate(_lines(handle, max_line), start=1):
+            if raw_bytes is None:
+                yield BadLine(number, f"the line is longer than {max_line} bytes "
+                              "(KGDB_MAX_LINE_BYTES)", "<too long to show>")
+                continue
+            if number == 1:
+                raw_bytes = raw_bytes.removeprefix(b"\xef\xbb\xbf")  # UTF-8 byte-order mark
             try:
                 raw = raw_bytes.decode("utf-8").rstrip("\r\n")
             except UnicodeDecodeError as exc:
@@ -100,12 +110,17 @@ def read_triples(path: Path, fmt: str | None = None,
                 continue
             if not raw.strip():
                 continue
+            header_allowed, first = first, False
             if fmt == "jsonl":
                 yield _parse_json(number, raw)
                 continue
             if fmt == "csv":
-                fields = next(csv.reader(io.StringIO(raw)), [])
-                if number == 1 and [f.strip().lower() for f in fields] in _HEADERS:
+                try:
+                    fields = next(csv.reader(io.StringIO(raw, newline="")), [])
+                except csv.Error as exc:
+                    yield BadLine(number, f"invalid CSV: {exc}", raw)
+                    continue
+                if header_allowed and [f.strip().lower() for f in fields] in _HEADERS:
                     continue
                 shown = ","
             else:
@@ -123,6 +138,21 @@ _HEADERS = [["subject", "predicate", "object"], ["head", "relation", "tail"], ["
             ["h", "r", "t"]]
 
 
+def _lines(handle: IO[bytes], max_line: int) -> Iterator[bytes | None]:
+    """The file's lines, each at most ``max_line`` bytes; None stands for a longer line (its
+    bytes are skipped, never held in memory)."""
+    while True:
+        line = handle.readline(max_line + 1)
+        if not line:
+            return
+        if len(line) > max_line and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):
+                line = handle.readline(1 << 20)
+            yield None
+            continue
+        yield line
+
+
 def _guess_format(path: Path) -> str:
     suffix = path.suffix.lower()
     return {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(suffix, "tsv")
@@ -133,6 +163,8 @@ def _parse_json(number: int, raw: str) -> Triple | BadLine:
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
         return BadLine(number, f"invalid JSON: {exc.msg} at column {exc.colno}", raw)
+    except RecursionError:
+        return BadLine(number, "invalid JSON: nested too deeply", raw)
     if isinstance(value, list) and len(value) == 3:
         return _triple(number, [str(v) if v is not None else "" for v in value], raw)
     if not isinstance(value, dict):
@@ -149,19 +181,21 @@ def _parse_json(number: int, raw: str) -> Triple | BadLine:
 
 
 def _triple(number: int, fields: list[str], raw: str) -> Triple | BadLine:
-    subject, predicate, obj = (f.strip() for f in fields)
+    """Fields trimmed of spaces and tabs, then held to the text contract for keys."""
+    subject, predicate, obj = (f.strip(" \t") for f in fields)
     for name, value in (("subject", subject), ("predicate", predicate), ("object", obj)):
         if not value:
             return BadLine(number, f"empty {name}", raw)
-    return Triple(number, subject, predicate, obj)
+        problem = text_problem(normalise_newlines(value), key=True)
+        if problem:
+            return BadLine(number, f"the {name} {problem}", raw)
+    return Triple(number, normalise_newlines(subject), normalise_newlines(predicate),
+                  normalise_newlines(obj))
 
 
 def count_lines(path: Path) -> int:
-    try:
-        with open(path, "rb") as f:
-            return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
-    except OSError as exc:
-        raise LoadError(f"{path}: cannot open: {exc.strerror or exc}") from None
+    with open_data_file(path, what="triples file") as f:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
 
 
 def load_triples(store: GraphStore, embedder: Embedder, path: str | Path, *,
@@ -173,12 +207,16 @@ def load_triples(store: GraphStore, embedder: Embedder, path: str | Path, *,
     path = Path(path)
     if on_error not in ("fail", "skip"):
         raise LoadError(f"--on-error must be 'fail' or 'skip', not {on_error!r}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise LoadError(f"the batch size must be a whole number of at least 1, not {batch_size!r}")
     started = time.perf_counter()
     embed_before = getattr(embedder, "compute_seconds", 0.0)
     total = count_lines(path)
     ensure_base_schema(store, embedder)
     report = LoadReport(str(path))
     rejects_file = Path(rejects_path) if rejects_path else path.with_name(path.name + ".rejects")
+    if on_error == "skip":
+        _check_writable(rejects_file)
     rejects = None
     seen_entities: set[str] = set()
     seen_predicates: set[str] = set()
@@ -201,10 +239,15 @@ def load_triples(store: GraphStore, embedder: Embedder, path: str | Path, *,
                     "or add --on-error skip")
             if bad:
                 if rejects is None:
-                    rejects = open(rejects_file, "w", encoding="utf-8")
+                    try:
+                        rejects = open(rejects_file, "w", encoding="utf-8",
+                                       errors="backslashreplace")
+                    except OSError as exc:
+                        raise LoadError(f"{rejects_file}: cannot write the rejects file: "
+                                        f"{exc.strerror or exc}") from None
                     report.rejects_file = str(rejects_file)
                 for b in bad:
-                    rejects.write(f"{b.line}\t{b.reason}\t{b.raw}\n")
+                    rejects.write(f"{b.line}\t{b.reason}\t{_visible(b.raw)}\n")
                 report.rejected += len(bad)
             writer.submit(_batch_statements(store, embedder, good, seen_entities,
                                             seen_predicates, report),
@@ -221,6 +264,29 @@ def load_triples(store: GraphStore, embedder: Embedder, path: str | Path, *,
     report.seconds = time.perf_counter() - started
     report.embed_seconds = getattr(embedder, "compute_seconds", 0.0) - embed_before
     return report
+
+
+_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def _visible(raw: str) -> str:
+    """A rejected line as one line of the rejects file: control characters, line separators
+    and lone surrogates are written as ``\\xHH``/``\\uHHHH`` escapes."""
+    return _INVISIBLE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                          else f"\\u{ord(m.group()):04x}", raw)
+
+
+def _check_writable(rejects_file: Path) -> None:
+    """Before loading: the rejects file can be written (its folder exists, it is no folder)."""
+    folder = rejects_file.parent
+    if not folder.is_dir():
+        raise LoadError(f"{rejects_file}: cannot write the rejects file: the folder {folder} "
+                        "does not exist")
+    if rejects_file.is_dir():
+        raise LoadError(f"{rejects_file}: cannot write the rejects file: it is a folder")
+    if not os.access(folder, os.W_OK) or (rejects_file.exists()
+                                          and not os.access(rejects_file, os.W_OK)):
+        raise LoadError(f"{rejects_file}: cannot write the rejects file: permission denied")
 
 
 def _check(store: GraphStore, batch: list[Triple | BadLine]) -> tuple[list[Triple], list[BadLine]]:

@@ -105,6 +105,21 @@ def index_operations(dialect: Dialect, spec: IndexSpec) -> list[Operation]:
     return dialect.create_vector_index(spec.label, spec.properties[0], spec.dimension)
 
 
+_ALREADY = ("already indexed", "already exists", "equivalent index already", "equivalent constraint")
+"""How the engines say that an index or constraint is there already (FalkorDB 4.16.3:
+"Attribute 'id' is already indexed"; Neo4j: "An equivalent index already exists")."""
+
+
+def execute_ddl(store: GraphStore, operation: Operation) -> None:
+    """Create one index or constraint; one that another process created a moment ago (two
+    first-time loads or schema applies on an empty graph race here) counts as created."""
+    try:
+        store.execute(operation)
+    except StatementError as exc:
+        if not any(marker in str(exc).lower() for marker in _ALREADY):
+            raise
+
+
 def check_embedding(store: GraphStore, embedder: Embedder,
                     indexes: list[IndexInfo] | None = None) -> bool:
     """Refuse an embedder that does not fit the graph; True when the graph has a setting."""
@@ -156,7 +171,7 @@ def apply_schema(store: GraphStore, schema: Schema, embedder: Embedder) -> Apply
             have.add(spec.key)
             continue
         for op in index_operations(dialect, spec):
-            store.execute(op)
+            execute_ddl(store, op)
         have.add(spec.key)
         report.created.append(spec.describe())
     store.run(catalog.merge_setting(), {"key": EMBEDDING_KEY, "model": embedder.model_id,

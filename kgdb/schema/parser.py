@@ -42,9 +42,20 @@ from kgdb.schema.model import (
     Schema,
     TypeDef,
 )
+from kgdb.text import normalise_newlines, read_text_file, text_problem
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_.]*"
 _DECL = re.compile(rf"^(?P<name>{_NAME})\s*(?:\((?P<alias>[^()]*)\))?\s*:\s*(?P<value>.*)$")
+
+
+_COMMENT = re.compile(r"(?:^|(?<=\s))#")
+"""A comment starts with ``#`` at the start of a line or after a space: ``C# Programming``
+and ``F#`` are names, not a name and a comment."""
+
+
+def _strip_comment(raw: str) -> str:
+    found = _COMMENT.search(raw)
+    return (raw[: found.start()] if found else raw).rstrip()
 
 
 @dataclass
@@ -56,12 +67,7 @@ class _Line:
 
 
 def parse_schema_file(path: str | Path) -> Schema:
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SchemaError(f"{path}: cannot read schema file: {exc}") from None
-    return parse_schema(text, source=str(path))
+    return parse_schema(read_text_file(path, what="schema file"), source=str(path))
 
 
 def parse_schema(text: str, source: str = "<schema>") -> Schema:
@@ -95,8 +101,10 @@ class _Parser:
     def _tree(self, text: str) -> list[_Line]:
         roots: list[_Line] = []
         stack: list[_Line] = []
-        for number, raw in enumerate(text.splitlines(), start=1):
-            content = raw.split("#", 1)[0].rstrip() if not raw.lstrip().startswith("desc") \
+        # Lines end at LF only (CRLF and CR normalised first): splitlines() would also break
+        # at U+2028, U+0085 and other characters that belong to a name.
+        for number, raw in enumerate(normalise_newlines(text).split("\n"), start=1):
+            content = _strip_comment(raw) if not raw.lstrip().startswith("desc") \
                 else raw.rstrip()
             if not content.strip():
                 continue
@@ -194,6 +202,9 @@ class _Parser:
     def _concept(self, node: _Line) -> ConceptNode:
         if ":" in node.text or "/" in node.text:
             raise self.error(node.number, "a concept line is just the concept's name")
+        problem = text_problem(node.text, key=True)
+        if problem:
+            raise self.error(node.number, f"the concept name {problem}")
         return ConceptNode(node.text, tuple(self._concept(c) for c in node.children),
                            node.number)
 
@@ -234,6 +245,14 @@ class _Parser:
                                      f"{r.target!r}")
             if t.concepts and resolved[t.name] != "concept":
                 raise self.error(t.line, f"type {t.name} lists concepts but is not a ConceptType")
+            stack = list(t.concepts)
+            while stack:
+                node = stack.pop()
+                stack.extend(node.children)
+                problem = text_problem(f"{t.name}/{node.name}", key=True)
+                if problem:
+                    raise self.error(node.line, f"the concept id {t.name}/{node.name[:40]}... "
+                                     f"{problem}")
         object.__setattr__(schema, "types", tuple(
             TypeDef(t.name, resolved[t.name], t.alias, t.parent, t.description, t.properties,
                     t.relations, t.concepts, t.hypernym_predicate, t.line)

@@ -11,16 +11,12 @@ from typing import Any
 import click
 
 from kgdb.cli_context import current_context
-from kgdb.errors import ConfigError
 
 
 def _read(file: Path) -> str:
-    try:
-        return file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read {file}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{file} is not UTF-8 text") from None
+    from kgdb.text import read_text_file
+
+    return read_text_file(file, what="logical form")
 
 
 def _echo_json(data: Any) -> None:

@@ -33,6 +33,7 @@ from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from kgdb.errors import DslError, DslSemanticError, DslSyntaxError, did_you_mean
+from kgdb.text import limits, text_problem
 
 MAX_NESTING = 200
 """Deepest expression nesting accepted; deeper programs are rejected with a position."""
@@ -466,10 +467,15 @@ class RuleSet:
                                 source_line=source_line(self.source, span.line), file=self.source_name)
 
     def rule(self, concept: ConceptKey) -> Rule:
+        return self._by_concept[concept]
+
+    @functools.cached_property
+    def _by_concept(self) -> dict[ConceptKey, Rule]:
+        # One look-up per rule while compiling: a scan here made compiling quadratic.
+        found: dict[ConceptKey, Rule] = {}
         for rule in self.rules:
-            if rule.concept == concept:
-                return rule
-        raise KeyError(concept)
+            found.setdefault(rule.concept, rule)
+        return found
 
     @property
     def concept_ids(self) -> list[str]:
@@ -689,8 +695,19 @@ def analyse(program: Program) -> RuleSet:
 
 
 def load_rules(source: str, source_name: str = "<rules>") -> RuleSet:
-    """Parse and analyse rule text."""
-    return analyse(parse(source, source_name))
+    """Parse and analyse rule text (at most ``KGDB_MAX_PROGRAM_BYTES``; concept names obey the
+    text contract for keys, :mod:`kgdb.text`)."""
+    most = limits().program_bytes
+    if len(source) > most and len(source.encode("utf-8", "surrogatepass")) > most:
+        raise DslSyntaxError(f"the rule program is longer than {most} bytes "
+                             "(KGDB_MAX_PROGRAM_BYTES)", line=1, column=1, file=source_name)
+    rules = analyse(parse(source, source_name))
+    for rule in rules.rules:
+        for key in (rule.concept, *rule.references()):
+            problem = text_problem(key.id, key=True)
+            if problem:
+                raise rules.error(f"the concept id {key.id[:60]!r} {problem}", rule.span)
+    return rules
 
 
 # ====================================================================== canonical text

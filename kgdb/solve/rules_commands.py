@@ -43,11 +43,9 @@ def graph_store() -> Iterator[GraphStore]:
 
 
 def read_rules(path: Path) -> RuleSet:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DslError(f"{path}: cannot read the rule file: {exc}") from None
-    return load_rules(text, str(path))
+    from kgdb.text import read_text_file
+
+    return load_rules(read_text_file(path, what="rule file"), str(path))
 
 
 def compiled_cypher(dialect: Dialect, rules: RuleSet, *, label: str | None, ruleset: str,
@@ -132,10 +130,18 @@ def apply_command(file: Path, label: str | None, ruleset: str | None) -> None:
 def eval_command(file: Path, facts_json: str, as_json: bool, local: bool, subject: str) -> None:
     """Judge facts given with a question; writes nothing."""
     rules = read_rules(file)
+    from kgdb.text import check_statement, limits
+
+    if len(facts_json) > limits().program_bytes:
+        raise DslError(f"--facts is longer than {limits().program_bytes} characters "
+                       "(KGDB_MAX_PROGRAM_BYTES)")
     try:
         facts = json.loads(facts_json)
     except ValueError as exc:
         raise DslError(f"--facts is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise DslError("--facts is nested too deeply") from None
+    check_statement("", {"facts": facts})  # the text contract, also for --local
     if local:
         conclusions = evaluate(rules, facts)
     else:

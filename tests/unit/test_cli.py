@@ -48,7 +48,7 @@ def test_usage_errors_exit_2(capsys) -> None:
 
 def test_missing_file_is_a_clean_error(capsys, tmp_path) -> None:
     code, _, err = run_main(["schema", "ddl", str(tmp_path / "nope.schema")], capsys)
-    assert code == 1 and "cannot read schema file" in err and "Traceback" not in err
+    assert code == 1 and "cannot read the schema file" in err and "Traceback" not in err
 
 
 def test_module_entry_point_works() -> None:
