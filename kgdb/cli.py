@@ -72,6 +72,13 @@ def _local_neo4j(ctx: Context, home: Path | None) -> Any:
     return LocalNeo4j(home or ctx.settings.home / "neo4j")
 
 
+def _echo_stopped(stopped: bool, as_json: bool) -> None:
+    if as_json:
+        emit_json({"stopped": stopped})
+    else:
+        click.echo("stopped" if stopped else "not running")
+
+
 def _echo_settings(settings: dict[str, str], as_json: bool) -> None:
     if as_json:
         emit_json(settings)
@@ -99,11 +106,7 @@ def neo4j_start(ctx: Context, home: Path | None, port: int | None, as_json: bool
 @pass_context
 def neo4j_stop(ctx: Context, home: Path | None, as_json: bool) -> None:
     """Stop it (data stays in its folder)."""
-    stopped = _local_neo4j(ctx, home).stop()
-    if as_json:
-        emit_json({"stopped": stopped})
-    else:
-        click.echo("stopped" if stopped else "not running")
+    _echo_stopped(_local_neo4j(ctx, home).stop(), as_json)
 
 
 @neo4j_group.command("status")
@@ -161,11 +164,7 @@ def db_start(ctx: Context, as_json: bool) -> None:
 @pass_context
 def db_stop(ctx: Context, as_json: bool) -> None:
     """Stop the embedded FalkorDB (data stays on disk)."""
-    stopped = _server(ctx).stop()
-    if as_json:
-        emit_json({"stopped": stopped})
-    else:
-        click.echo("stopped" if stopped else "not running")
+    _echo_stopped(_server(ctx).stop(), as_json)
 
 
 @db.command("status")

@@ -182,6 +182,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         thread.start()
 
 
+@pytest.hookimpl(trylast=True)  # after pytest's own grouping by fixture parameters
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Neo4j Community has one user database: the session's MetaQA graph on Neo4j lives in it,
     so the tests that read it run last, after every test that empties the database."""

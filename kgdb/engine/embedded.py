@@ -19,7 +19,6 @@ import logging
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -27,6 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from kgdb.config import private_dir, private_file
+from kgdb.engine.process import free_port, pid_alive, pid_runs, reap, wait_exit
 from kgdb.errors import EngineConnectionError
 
 log = logging.getLogger("kgdb")
@@ -85,13 +85,7 @@ class EmbeddedServer:
                 return False
             with contextlib.suppress(Exception):
                 self._client(state.port).shutdown(nosave=False)
-            deadline = time.monotonic() + timeout_s
-            while _pid_alive(state.pid) and time.monotonic() < deadline:
-                _reap(state.pid)
-                time.sleep(0.05)
-            if _pid_alive(state.pid):
-                os.kill(state.pid, signal.SIGKILL)
-            _reap(state.pid)
+            wait_exit(state.pid, timeout_s)
             self._remove_state()
             return True
 
@@ -207,7 +201,7 @@ class EmbeddedServer:
                 return
             log.warning("embedded FalkorDB (pid %d) is not answering; restarting it", state.pid)
             os.kill(state.pid, signal.SIGKILL)
-            _reap(state.pid)
+            reap(state.pid)
         self._remove_state()
 
     def _write_config(self, port: int) -> None:
@@ -241,7 +235,7 @@ class EmbeddedServer:
             raise EngineConnectionError(f"embedded FalkorDB: {binary} is not executable")
         last_error = ""
         for _attempt in range(3):  # a free port can be taken between probe and bind
-            port = _free_port()
+            port = free_port()
             self._write_config(port)
             log_offset = self.log_file.stat().st_size if self.log_file.exists() else 0
             process = subprocess.Popen(
@@ -274,7 +268,7 @@ class EmbeddedServer:
 
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            if not _pid_alive(pid):
+            if not pid_alive(pid):
                 return False
             try:
                 self._client(port).ping()
@@ -285,7 +279,7 @@ class EmbeddedServer:
                 time.sleep(0.05)
             except redis.AuthenticationError:
                 return False  # someone else's server on this port
-            _reap(pid)
+            reap(pid)
         return False
 
     def _client(self, port: int):  # type: ignore[no-untyped-def]
@@ -337,39 +331,6 @@ def _config_quote(value: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie is not alive
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
-
-
 def _pid_is_server(pid: int, port: int) -> bool:
     """True when ``pid`` is alive and is a redis-server on ``port`` (not a reused pid)."""
-    if not _pid_alive(pid):
-        return False
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            cmdline = f.read().replace(b"\x00", b" ").decode(errors="replace")
-    except OSError:
-        return True  # no /proc: trust the pid
-    return "redis-server" in cmdline and f":{port}" in cmdline
-
-
-def _reap(pid: int) -> None:
-    """Collect the exit status of a server this process started (avoids zombies)."""
-    with contextlib.suppress(ChildProcessError, OSError):
-        os.waitpid(pid, os.WNOHANG)
+    return pid_runs(pid, "redis-server", f":{port}")

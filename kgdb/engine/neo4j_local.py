@@ -21,10 +21,10 @@ import hashlib
 import json
 import logging
 import os
+import re
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 
+from kgdb.engine.process import free_port, pid_runs, port_free, port_open, reap, wait_exit
 from kgdb.errors import EngineConnectionError
 
 log = logging.getLogger("kgdb")
@@ -95,7 +96,7 @@ class LocalNeo4j:
 
     def status(self) -> LocalNeo4jState | None:
         state = self._read_state()
-        if state is None or not _pid_is_ours(state.pid, self.home) or not _port_open(state.port):
+        if state is None or not _pid_is_ours(state.pid, self.home) or not port_open(state.port):
             return None
         return state
 
@@ -107,13 +108,7 @@ class LocalNeo4j:
                 self._remove_state()
                 return False
             os.kill(state.pid, signal.SIGTERM)
-            deadline = time.monotonic() + timeout_s
-            while _pid_alive(state.pid) and time.monotonic() < deadline:
-                _reap(state.pid)
-                time.sleep(0.1)
-            if _pid_alive(state.pid):
-                os.kill(state.pid, signal.SIGKILL)
-            _reap(state.pid)
+            wait_exit(state.pid, timeout_s)
             self._remove_state()
             return True
 
@@ -142,9 +137,9 @@ class LocalNeo4j:
         java = _require_tool("java", "install a Java 17+ runtime (OpenJDK) or set PATH")
         began = time.monotonic()
         server_cp, plugin_cp = resolve_classpaths()
-        if port is not None and not _port_free(port):
+        if port is not None and not port_free(port):
             raise EngineConnectionError(f"Neo4j: port 127.0.0.1:{port} is already in use")
-        port = port or _free_port()
+        port = port or free_port()
         self._prepare(plugin_cp, port)
         if not (self.home / "data" / "dbms" / "auth.ini").exists() and not (
                 self.home / "data" / "databases" / "system").exists():
@@ -213,7 +208,7 @@ class LocalNeo4j:
         while time.monotonic() < deadline:
             if process.poll() is not None:
                 return False
-            if _port_open(port):
+            if port_open(port):
                 try:
                     with neo4j.GraphDatabase.driver(
                             f"bolt://127.0.0.1:{port}", auth=(USERNAME, self.password()),
@@ -270,7 +265,7 @@ class LocalNeo4j:
         if state and _pid_is_ours(state.pid, self.home):
             log.warning("Neo4j (pid %d) is not answering; restarting it", state.pid)
             os.kill(state.pid, signal.SIGKILL)
-            _reap(state.pid)
+            reap(state.pid)
         self._remove_state()
 
 
@@ -294,7 +289,7 @@ def resolve_classpaths() -> tuple[list[str], list[str]]:
         log.info("resolving Neo4j %s jars with Maven (first run downloads them)", profile)
         try:
             done = subprocess.run(
-                [mvn, "-B", "-q", "-f", str(pom_file), "-P", profile,
+                [mvn, "-B", "-q", "-Dstyle.color=never", "-f", str(pom_file), "-P", profile,
                  "dependency:build-classpath", f"-Dmdep.outputFile={out}"],
                 capture_output=True, text=True, timeout=RESOLVE_TIMEOUT_S)
         except subprocess.TimeoutExpired:
@@ -302,8 +297,9 @@ def resolve_classpaths() -> tuple[list[str], list[str]]:
                 f"Neo4j: Maven did not resolve the {profile} jars within "
                 f"{RESOLVE_TIMEOUT_S:.0f} s") from None
         if done.returncode != 0:
-            errors = [ln.removeprefix("[ERROR] ").strip()
-                      for ln in (done.stdout + done.stderr).splitlines()
+            output = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout + done.stderr)
+            errors = [ln.removeprefix("[ERROR]").strip().removesuffix("-> [Help 1]").strip()
+                      for ln in output.splitlines()
                       if ln.startswith("[ERROR]") and ln.strip() != "[ERROR]"]
             raise EngineConnectionError(
                 "Neo4j: Maven could not download the jars: "
@@ -333,53 +329,6 @@ def _require_tool(name: str, hint: str) -> str:
     return path
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _port_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
-def _port_open(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.settimeout(1.0)
-        return sock.connect_ex(("127.0.0.1", port)) == 0
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
-
-
 def _pid_is_ours(pid: int, home: Path) -> bool:
     """True when ``pid`` is alive and is the Neo4j of ``home`` (not a reused pid)."""
-    if not _pid_alive(pid):
-        return False
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            cmdline = f.read().replace(b"\x00", b" ").decode(errors="replace")
-    except OSError:
-        return True
-    return f"-Dkgdb.neo4j.home={home}" in cmdline
-
-
-def _reap(pid: int) -> None:
-    with contextlib.suppress(ChildProcessError, OSError):
-        os.waitpid(pid, os.WNOHANG)
+    return pid_runs(pid, f"-Dkgdb.neo4j.home={home}")

@@ -119,7 +119,10 @@ def rule_texts(draw: st.DrawFn) -> str:
     return "\n".join(lines)
 
 
-@settings(max_examples=100, deadline=None,
+# Derandomized: one random run hung the embedded FalkorDB 4.16.3 on a read query for over 400 s,
+# past its 300 s query timeout (not reproduced since; noted on issue 8). CI runs the same
+# examples every time.
+@settings(max_examples=100, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(text=rule_texts(), facts=st.dictionaries(st.sampled_from(PROPS), st.one_of(st.none(), VALUES)))
 def test_cypher_agrees_with_python_reference(store, text: str, facts: dict) -> None:  # type: ignore[no-untyped-def]

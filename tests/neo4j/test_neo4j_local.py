@@ -1,0 +1,103 @@
+"""`make neo4j` / `kgdb neo4j start|stop|status`: a Neo4j 5.26 started from Maven Central.
+Each command runs as a real process; failures must be one `kgdb: error:` line, exit 1."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.neo4j
+
+needs_java_and_maven = pytest.mark.skipif(
+    not (shutil.which("java") and shutil.which("mvn")),
+    reason="Neo4j from Maven Central needs `java` and `mvn` on PATH")
+
+
+def kgdb(*args: str, env: dict[str, str] | None = None,
+         timeout: float = 400) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kgdb", *args], capture_output=True,
+                          text=True, timeout=timeout, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+
+
+def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kgdb: error: "), done.stderr
+    assert "Traceback" not in done.stderr
+    return lines[0]
+
+
+def test_without_java_says_so(tmp_path: Path) -> None:
+    # PATH holds only the interpreter's folder: no java, no mvn.
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    (bare / "python").symlink_to(sys.executable)
+    done = kgdb("neo4j", "start", "--home", str(tmp_path / "n"), env={"PATH": str(bare)})
+    assert "`java` is not on PATH" in one_error_line(done)
+
+
+@needs_java_and_maven
+def test_port_taken_says_so(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = kgdb("neo4j", "start", "--home", str(tmp_path / "n"), "--port", str(port))
+    assert f"port 127.0.0.1:{port} is already in use" in one_error_line(done)
+
+
+@needs_java_and_maven
+def test_download_refused_says_so(tmp_path: Path) -> None:
+    """Maven with an empty local repository and a mirror that refuses connections."""
+    home = tmp_path / "home"
+    (home / ".m2").mkdir(parents=True)
+    (home / ".m2" / "settings.xml").write_text(
+        "<settings><mirrors><mirror><id>refused</id><mirrorOf>*</mirrorOf>"
+        "<url>http://127.0.0.1:9/maven2</url></mirror></mirrors></settings>")
+    done = kgdb("neo4j", "start", "--home", str(tmp_path / "n"),
+                env={"MAVEN_OPTS": f"-Duser.home={home}", "XDG_CACHE_HOME": str(tmp_path / "c")})
+    line = one_error_line(done)
+    assert "Maven could not download the jars" in line and "127.0.0.1:9" in line, line
+
+
+@needs_java_and_maven
+def test_start_again_stop_status(tmp_path: Path) -> None:
+    """Start prints NAME=value lines; a second start finds it running and prints the same;
+    the password file is the owner's only; stop stops it; status says so."""
+    home = tmp_path / "n"
+    first = kgdb("neo4j", "start", "--home", str(home))
+    assert first.returncode == 0, first.stderr
+    settings = dict(line.split("=", 1) for line in first.stdout.strip().splitlines())
+    assert set(settings) == {"KGDB_URI", "NEO4J_USERNAME", "NEO4J_PASSWORD"}
+    assert settings["KGDB_URI"].startswith("bolt://127.0.0.1:")
+    try:
+        pid = json.loads((home / "server.json").read_text())["pid"]
+        assert stat.S_IMODE((home / "password").stat().st_mode) == 0o600
+        assert stat.S_IMODE(home.stat().st_mode) == 0o700
+        again = kgdb("neo4j", "start", "--home", str(home), timeout=60)
+        assert again.returncode == 0 and again.stdout == first.stdout
+        assert json.loads((home / "server.json").read_text())["pid"] == pid
+        status = json.loads(kgdb("neo4j", "status", "--home", str(home), "--json").stdout)
+        assert status["running"] and status["uri"] == settings["KGDB_URI"]
+        # kgdb itself talks to it with those settings (authentication on).
+        stats = kgdb("stats", "--json", env=settings)
+        assert stats.returncode == 0, stats.stderr
+        assert json.loads(stats.stdout)["engine"]["engine"] == "neo4j"
+        wrong = kgdb("stats", env={**settings, "NEO4J_PASSWORD": "not-it"})
+        assert "authentication failed" in one_error_line(wrong)
+    finally:
+        stopped = kgdb("neo4j", "stop", "--home", str(home), timeout=120)
+    assert stopped.returncode == 0 and stopped.stdout.strip() == "stopped"
+    assert kgdb("neo4j", "status", "--home", str(home)).stdout.startswith("not running")
+    assert kgdb("neo4j", "stop", "--home", str(home)).stdout.strip() == "not running"
