@@ -55,24 +55,27 @@ class Neo4jDialect(Dialect):
         return f"CALL ({', '.join(imports)}) {{\n{body}\n}}"
 
     # ------------------------------------------------------------------ DDL
+    # Every DDL statement says IF NOT EXISTS / IF EXISTS, so it is idempotent: the driver may
+    # retry it (concurrent first loads and schema applies deadlock on the schema lock; measured
+    # by tests/live/test_hostile_concurrency.py on Neo4j).
     def create_range_index(self, label: str, prop: str) -> list[Operation]:
         name = self.ident(self.index_name(label, prop, "range"))
         return [Statement(
             f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{self.ident(label)}) ON (n.{self.ident(prop)})",
-            write=True)]
+            write=True, idempotent=True)]
 
     def create_unique_constraint(self, label: str, prop: str) -> list[Operation]:
         name = self.ident(self.index_name(label, prop, "unique"))
         return [Statement(
             f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR (n:{self.ident(label)}) "
-            f"REQUIRE n.{self.ident(prop)} IS UNIQUE", write=True)]
+            f"REQUIRE n.{self.ident(prop)} IS UNIQUE", write=True, idempotent=True)]
 
     def create_fulltext_index(self, label: str, props: Sequence[str]) -> list[Operation]:
         name = self.ident(self.index_name(label, "text", "fulltext"))
         fields = ", ".join(f"n.{self.ident(p)}" for p in props)
         return [Statement(
             f"CREATE FULLTEXT INDEX {name} IF NOT EXISTS FOR (n:{self.ident(label)}) ON EACH [{fields}]",
-            write=True)]
+            write=True, idempotent=True)]
 
     def create_vector_index(self, label: str, prop: str, dimension: int) -> list[Operation]:
         name = self.ident(self.index_name(label, prop, "vector"))
@@ -87,18 +90,19 @@ class Neo4jDialect(Dialect):
             f"CREATE VECTOR INDEX {name} IF NOT EXISTS FOR (n:{self.ident(label)}) "
             f"ON (n.{self.ident(prop)}) OPTIONS {{indexConfig: {{`vector.dimensions`: {dim}, "
             "`vector.similarity_function`: 'euclidean', `vector.quantization.enabled`: false}}",
-            write=True)]
+            write=True, idempotent=True)]
 
     def create_existence_constraint(self, label: str, prop: str) -> list[Operation]:
         name = self.ident(self.index_name(label, prop, "exists"))
         return [Statement(
             f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR (n:{self.ident(label)}) "
-            f"REQUIRE n.{self.ident(prop)} IS NOT NULL", write=True)]
+            f"REQUIRE n.{self.ident(prop)} IS NOT NULL", write=True, idempotent=True)]
 
     def drop_index(self, info: IndexInfo) -> list[Operation]:
         if info.kind in ("unique", "exists"):
-            return [Statement(f"DROP CONSTRAINT {self.ident(info.name)} IF EXISTS", write=True)]
-        return [Statement(f"DROP INDEX {self.ident(info.name)} IF EXISTS", write=True)]
+            return [Statement(f"DROP CONSTRAINT {self.ident(info.name)} IF EXISTS", write=True,
+                              idempotent=True)]
+        return [Statement(f"DROP INDEX {self.ident(info.name)} IF EXISTS", write=True, idempotent=True)]
 
     def find_functions(self, names: Sequence[str]) -> Statement | None:
         return Statement("SHOW FUNCTIONS YIELD name WHERE name IN $names RETURN name",

@@ -56,5 +56,5 @@ def test_eight_clients_race_on_an_empty_graph(store, embedder, tmp_path: Path) -
     assert store.run("MATCH (n:Entity) RETURN count(n)").value() == 67
     assert store.run("MATCH (n:Entity) RETURN count(DISTINCT n.id)").value() == 67
     assert store.run("MATCH (:Entity)-[r]->(:Entity) RETURN count(r)").value() == 60
-    kinds = [(i.kind, i.label, i.properties) for i in store.indexes()]
+    kinds = [(i.kind, i.entity, i.label, i.properties) for i in store.indexes()]
     assert len(kinds) == len(set(kinds))  # each index created once
