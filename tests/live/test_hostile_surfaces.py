@@ -109,7 +109,7 @@ def test_triples_store_verbatim_or_reject(store, embedder, tmp_path: Path, fmt: 
                 failures.append(f"{case}: expected a clean rejection")
         elif stored.get(obj) != exp:
             failures.append(f"{case}: stored {stored.get(obj)!r:.60} instead of {exp!r:.60}")
-    TALLY.add(f"triples {fmt}", verbatim=len(accepted) - sum(
+    TALLY.add(f"triples {fmt} [{store.dialect.NAME}]", verbatim=len(accepted) - sum(
         1 for f in failures if "instead" in f), rejected=len(wanted_rejected) - sum(
         1 for f in failures if "rejection" in f), failures=len(failures))
     assert not failures, failures
@@ -142,7 +142,7 @@ def test_triples_rejection_names_the_line_and_writes_nothing(store, embedder,
         assert f"{path}:2:" in str(info.value), case
         assert graph_counts(store) == before, case
         tried += 1
-    TALLY.add("triples --on-error fail", rejected=tried)
+    TALLY.add(f"triples --on-error fail [{store.dialect.NAME}]", rejected=tried)
     assert tried >= 12
 
 
@@ -203,7 +203,7 @@ def test_records_ids_and_values_verbatim_or_reject(store, tmp_path: Path) -> Non
             verbatim += 1
             ids.add(expected_id)
     total = store.run("MATCH (n:HostileRecord) RETURN count(n)").value()
-    TALLY.add("records ids and values", verbatim=verbatim, rejected=rejected,
+    TALLY.add(f"records ids and values [{store.dialect.NAME}]", verbatim=verbatim, rejected=rejected,
               failures=len(failures))
     assert not failures, failures
     assert total == len(ids)  # no duplicates, however often each file was loaded
@@ -232,7 +232,8 @@ def test_records_hostile_header_names(store, tmp_path: Path) -> None:
             failures.append(f"{case}: accepted a header the contract refuses, or lost the value")
         else:
             verbatim += 1
-    TALLY.add("records CSV headers and specs", verbatim=verbatim, rejected=rejected,
+    TALLY.add(f"records CSV headers and specs [{store.dialect.NAME}]", verbatim=verbatim,
+              rejected=rejected,
               failures=len(failures))
     assert not failures, failures
 
@@ -277,7 +278,7 @@ def test_schema_concept_names(store, embedder) -> None:
     for case, name in accepted.items():
         if ids.count(f"Hostile/{name}") != 1:
             failures.append(f"{case}: concept Hostile/{name!r:.40} stored {ids.count(name)} times")
-    TALLY.add("schema concept names", verbatim=len(accepted), rejected=rejected,
+    TALLY.add(f"schema concept names [{store.dialect.NAME}]", verbatim=len(accepted), rejected=rejected,
               failures=len(failures))
     assert not failures, failures
     assert accepted["hash"] == "C# Programming"  # finding 4: '#' inside a name is kept
@@ -325,7 +326,7 @@ def test_rules_concept_names(store) -> None:
         if concept_ids.count(f"Hostile/{value}") != 1 or \
                 [b["id"] for b in belongs].count(f"Hostile/{value}") != 1:
             failures.append(f"{case}: concept or conclusion missing or repeated")
-    TALLY.add("rules concept names", verbatim=len(accepted), rejected=rejected,
+    TALLY.add(f"rules concept names [{store.dialect.NAME}]", verbatim=len(accepted), rejected=rejected,
               failures=len(failures))
     assert not failures, failures
 
@@ -376,7 +377,8 @@ def test_logical_form_names(store, embedder) -> None:
         result = Executor(store, linker=None, embedder=embedder, llm=None).run(plan)
         if f"director {i}" not in json.dumps(result.to_json(), ensure_ascii=False):
             failures.append(f"{name!r}: the plan did not find its fact")
-    TALLY.add("logical-form names", verbatim=verbatim, rejected=rejected, failures=len(failures))
+    TALLY.add(f"logical-form names [{store.dialect.NAME}]", verbatim=verbatim, rejected=rejected,
+              failures=len(failures))
     assert not failures, failures
     assert get_dialect(store.dialect.NAME)
 
@@ -409,7 +411,7 @@ def test_parameters_round_trip_or_reject(store) -> None:
         except KgdbError:
             rejected += 1
     created = sum(1 for _, v in CASES if not contract_problem(v, key=False))
-    TALLY.add("parameters (values and names)", verbatim=verbatim, rejected=rejected,
+    TALLY.add(f"parameters (values and names) [{store.dialect.NAME}]", verbatim=verbatim, rejected=rejected,
               failures=len(failures))
     assert not failures, failures
     assert graph_counts(store) == (before[0] + created, before[1])
