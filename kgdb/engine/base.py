@@ -117,6 +117,9 @@ class GraphStore(abc.ABC):
                                   statement.write if write is None else write,
                                   statement.idempotent)
         check_statement(statement.text, statement.params)  # the text contract, every engine
+        return self._run_checked(statement, timeout_s)
+
+    def _run_checked(self, statement: Statement, timeout_s: float | None) -> Result:
         retry_safe = not statement.write or statement.idempotent
         return self._with_retries(lambda: self._run(statement, timeout_s), retry_safe)
 
@@ -126,11 +129,22 @@ class GraphStore(abc.ABC):
         (:attr:`TRANSACTIONS`) the unit is one transaction: a failure of any statement writes
         nothing of the unit. Elsewhere the statements run one after another, each atomic on
         its own."""
-        return [self.run(statement, timeout_s=timeout_s) for statement in statements]
+        for statement in statements:  # the text contract, every engine
+            check_statement(statement.text, statement.params)
+        return self._run_unit(list(statements), timeout_s)
+
+    def run_prepared_unit(self, statements: Sequence[Statement]) -> list[Result]:
+        """:meth:`run_unit` for statements that :meth:`prepare` returned (already checked
+        against the text contract; a writer thread only sends them)."""
+        return self._run_unit(list(statements), None)
+
+    def _run_unit(self, statements: list[Statement], timeout_s: float | None) -> list[Result]:
+        return [self._run_checked(statement, timeout_s) for statement in statements]
 
     def prepare(self, statement: Statement) -> Statement:
         """Check a statement against the text contract and do its client-side work ahead of
-        time (FalkorDB renders parameters into the text), so a writer thread only sends it."""
+        time (FalkorDB renders parameters into the text), so a writer thread only sends it
+        (:meth:`run_prepared_unit`)."""
         check_statement(statement.text, statement.params)
         return self._prepare(statement)
 

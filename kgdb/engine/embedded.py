@@ -13,7 +13,6 @@ Files under ``$KGDB_HOME/falkordb/``: ``redis.conf`` and ``password`` (mode 0600
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import logging
 import os
@@ -26,7 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from kgdb.config import private_dir, private_file
-from kgdb.engine.process import free_port, pid_alive, pid_runs, reap, wait_exit
+from kgdb.engine.process import file_lock, free_port, pid_alive, pid_runs, reap, wait_exit
 from kgdb.errors import EngineConnectionError
 
 log = logging.getLogger("kgdb")
@@ -151,23 +150,8 @@ class EmbeddedServer:
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         self._prepare_dirs()
-        with open(self.lock_file, "a") as handle:
-            deadline = time.monotonic() + START_TIMEOUT_S
-            while True:
-                try:
-                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        raise EngineConnectionError(
-                            f"embedded FalkorDB: timed out waiting for the lock {self.lock_file} "
-                            "held by another kgdb process"
-                        ) from None
-                    time.sleep(0.1)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        with file_lock(self.lock_file, START_TIMEOUT_S, "embedded FalkorDB"):
+            yield
 
     def _read_state(self) -> ServerState | None:
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -24,7 +24,6 @@ from kgdb.errors import (
     UnsupportedFeatureError,
 )
 from kgdb.statement import EngineCommand, Statement
-from kgdb.text import check_statement
 
 
 class Neo4jStore(GraphStore):
@@ -116,13 +115,10 @@ class Neo4jStore(GraphStore):
     def _run(self, statement: Statement, timeout_s: float | None) -> Result:
         return self._run_many([statement], timeout_s)[0]
 
-    def run_unit(self, statements: Sequence[Statement], *,
-                 timeout_s: float | None = None) -> list[Result]:
+    def _run_unit(self, statements: list[Statement], timeout_s: float | None) -> list[Result]:
         """One transaction for all of ``statements``: managed (retried by the driver) when
         every one is safe to repeat, else one explicit transaction, run once."""
-        for statement in statements:  # the text contract, as in GraphStore.run
-            check_statement(statement.text, statement.params)
-        return self._run_many(list(statements), timeout_s)
+        return self._run_many(statements, timeout_s)
 
     def _run_many(self, statements: list[Statement], timeout_s: float | None) -> list[Result]:
         neo4j = self._neo4j

@@ -16,7 +16,6 @@ the plugin jars in ``~/.m2``), ``password`` (0600), ``server.json`` (pid and por
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import logging
@@ -32,7 +31,7 @@ from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 
-from kgdb.engine.process import free_port, pid_runs, port_free, port_open, reap, wait_exit
+from kgdb.engine.process import file_lock, free_port, pid_runs, port_free, port_open, reap, wait_exit
 from kgdb.errors import EngineConnectionError
 
 log = logging.getLogger("kgdb")
@@ -238,12 +237,9 @@ class LocalNeo4j:
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with open(self.lock_file, "a") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        # Long enough for another process's start, which may download the jars first.
+        with file_lock(self.lock_file, RESOLVE_TIMEOUT_S + START_TIMEOUT_S, "Neo4j"):
+            yield
 
     def _read_state(self) -> LocalNeo4jState | None:
         try:

@@ -5,10 +5,15 @@ reaping, stopping."""
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import signal
 import socket
 import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from kgdb.errors import EngineConnectionError
 
 
 def free_port() -> int:
@@ -76,3 +81,25 @@ def wait_exit(pid: int, timeout_s: float) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     reap(pid)
+
+
+@contextlib.contextmanager
+def file_lock(path: Path, timeout_s: float, what: str) -> Iterator[None]:
+    """An exclusive lock on ``path`` between kgdb processes (start and stop of one server);
+    waiting longer than ``timeout_s`` is an error naming ``what``."""
+    with open(path, "a") as handle:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise EngineConnectionError(
+                        f"{what}: timed out waiting for the lock {path} held by another kgdb "
+                        "process") from None
+                time.sleep(0.1)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

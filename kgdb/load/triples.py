@@ -182,15 +182,14 @@ def _parse_json(number: int, raw: str) -> Triple | BadLine:
 
 def _triple(number: int, fields: list[str], raw: str) -> Triple | BadLine:
     """Fields trimmed of spaces and tabs, then held to the text contract for keys."""
-    subject, predicate, obj = (f.strip(" \t") for f in fields)
+    subject, predicate, obj = (normalise_newlines(f.strip(" \t")) for f in fields)
     for name, value in (("subject", subject), ("predicate", predicate), ("object", obj)):
         if not value:
             return BadLine(number, f"empty {name}", raw)
-        problem = text_problem(normalise_newlines(value), key=True)
+        problem = text_problem(value, key=True)
         if problem:
             return BadLine(number, f"the {name} {problem}", raw)
-    return Triple(number, normalise_newlines(subject), normalise_newlines(predicate),
-                  normalise_newlines(obj))
+    return Triple(number, subject, predicate, obj)
 
 
 def count_lines(path: Path) -> int:
@@ -370,7 +369,7 @@ class _Writer:
         if self._failed:
             return
         try:
-            self.store.run_unit(statements)
+            self.store.run_prepared_unit(statements)
         except EngineConnectionError:
             self._failed = True
             raise
