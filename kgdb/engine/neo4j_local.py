@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 
+from kgdb.dialects.neo4j import Neo4jDialect
 from kgdb.engine.process import file_lock, free_port, pid_runs, port_free, port_open, reap, wait_exit
 from kgdb.errors import EngineConnectionError
 
@@ -212,7 +213,7 @@ class LocalNeo4j:
                     with neo4j.GraphDatabase.driver(
                             f"bolt://127.0.0.1:{port}", auth=(USERNAME, self.password()),
                             connection_timeout=5) as driver:
-                        driver.execute_query("RETURN 1", database_="neo4j")
+                        driver.execute_query(Neo4jDialect().ping().text, database_="neo4j")
                     return True
                 except (nx.ServiceUnavailable, nx.SessionExpired, nx.TransientError,
                         nx.DatabaseUnavailable, OSError):
