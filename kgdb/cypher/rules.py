@@ -26,8 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from kgdb.dialects.base import Dialect
-from kgdb.errors import DslError, InvalidIdentifierError
-from kgdb.solve.rules import (
+from kgdb.dsl.rules_ast import (
     And,
     Compare,
     ConceptKey,
@@ -42,6 +41,7 @@ from kgdb.solve.rules import (
     SubRuleRef,
     Truthy,
 )
+from kgdb.errors import DslError, InvalidIdentifierError
 from kgdb.statement import Statement
 
 CONCEPT_LABEL = "Concept"

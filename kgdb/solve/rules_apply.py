@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgdb.cypher import rules as cypher_rules
+from kgdb.dsl.rules_ast import RuleSet
 from kgdb.engine.base import GraphStore
 from kgdb.errors import EngineError
-from kgdb.solve.rules import Conclusion, RuleSet, check_facts
+from kgdb.solve.rules import Conclusion, check_facts
 
 
 @dataclass

@@ -13,9 +13,11 @@ import click
 
 from kgdb.cypher import rules as cypher_rules
 from kgdb.dialects import Dialect, get_dialect
+from kgdb.dsl.rules_ast import RuleSet
+from kgdb.dsl.rules_check import load_rules
 from kgdb.engine.base import GraphStore
 from kgdb.errors import DslError, KgdbError
-from kgdb.solve.rules import Conclusion, RuleSet, evaluate, load_rules
+from kgdb.solve.rules import Conclusion, evaluate
 
 F = TypeVar("F", bound=Callable[..., Any])
 

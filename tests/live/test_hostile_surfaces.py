@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from kgdb.dsl.rules_check import load_rules
 from kgdb.errors import KgdbError
 from kgdb.load.records import load_records, read_spec
 from kgdb.load.triples import load_triples
 from kgdb.schema import apply_schema, parse_schema
-from kgdb.solve.rules import load_rules
 from kgdb.solve.rules_apply import apply_rules
 from tests.support.hostile import CORPUS, TALLY, contract_problem, field_expectation, normalised
 

@@ -12,8 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kgdb.load.records import load_records, read_spec
-from kgdb.solve.rules import (
+from kgdb.dsl.rules_ast import (
     And,
     Compare,
     ConceptKey,
@@ -23,10 +22,11 @@ from kgdb.solve.rules import (
     Or,
     Property,
     Truthy,
-    evaluate,
-    expr_text,
-    load_rules,
 )
+from kgdb.dsl.rules_check import load_rules
+from kgdb.dsl.rules_text import expr_text
+from kgdb.load.records import load_records, read_spec
+from kgdb.solve.rules import evaluate
 from kgdb.solve.rules_apply import apply_rules, ask
 from tests.conftest import shared_data as _shared_data
 

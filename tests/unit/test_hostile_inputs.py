@@ -215,7 +215,7 @@ def _rules(n: int) -> str:
 def test_rules_compile_time_is_linear() -> None:
     from kgdb.cypher import rules as cypher_rules
     from kgdb.dialects import get_dialect
-    from kgdb.solve.rules import load_rules
+    from kgdb.dsl.rules_check import load_rules
 
     def compile_seconds(n: int) -> float:
         rules = load_rules(_rules(n))
@@ -232,8 +232,8 @@ def test_rules_compile_time_is_linear() -> None:
 
 def test_dsl_sources_have_size_limits(monkeypatch) -> None:
     from kgdb.dsl.logical_form import parse_plan
+    from kgdb.dsl.rules_check import load_rules
     from kgdb.errors import DslError
-    from kgdb.solve.rules import load_rules
 
     monkeypatch.setenv("KGDB_MAX_PROGRAM_BYTES", "10000")
     with pytest.raises(DslError, match="KGDB_MAX_PROGRAM_BYTES"):
@@ -286,8 +286,8 @@ _BUDGET = _Budget(20.0)
 @given(_TEXT)
 def test_fuzz_dsl_and_schema_parsers_fail_only_cleanly(text: str) -> None:
     from kgdb.dsl.logical_form import parse_plan
+    from kgdb.dsl.rules_check import load_rules
     from kgdb.schema import parse_schema
-    from kgdb.solve.rules import load_rules
 
     if _BUDGET.spent("dsl"):
         return

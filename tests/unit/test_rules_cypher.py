@@ -13,9 +13,9 @@ import pytest
 
 from kgdb.cypher.rules import count_conclusions, evaluate_facts, materialise_statements
 from kgdb.dialects import get_dialect
+from kgdb.dsl.rules_check import load_rules
 from kgdb.errors import DslSemanticError
 from kgdb.load.records import merge_records, read_spec
-from kgdb.solve.rules import load_rules
 from kgdb.solve.rules_commands import compiled_cypher
 from tests.support.neo4j_lint import format_diagnostics, lint_available, lint_queries
 

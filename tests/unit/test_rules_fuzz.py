@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from kgdb.cypher.rules import evaluate_facts, materialise_statements
 from kgdb.dialects import get_dialect
+from kgdb.dsl.rules_check import load_rules
 from kgdb.errors import DslError
-from kgdb.solve.rules import evaluate, load_rules
+from kgdb.solve.rules import evaluate
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = [p.read_text() for p in sorted((ROOT / "dsl" / "examples").glob("*.rules"))]

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 from lark import Lark
 
-from kgdb.errors import DslError, DslSemanticError, DslSyntaxError
-from kgdb.solve.rules import (
+from kgdb.dsl.rules_ast import (
     And,
     Compare,
     ConceptKey,
@@ -19,13 +18,12 @@ from kgdb.solve.rules import (
     Property,
     SubRuleRef,
     Truthy,
-    compare_values,
-    evaluate,
-    expr_text,
-    load_rules,
-    parse,
-    truthy,
 )
+from kgdb.dsl.rules_check import load_rules
+from kgdb.dsl.rules_parser import parse
+from kgdb.dsl.rules_text import expr_text
+from kgdb.errors import DslError, DslSemanticError, DslSyntaxError
+from kgdb.solve.rules import compare_values, evaluate, truthy
 
 ROOT = Path(__file__).resolve().parents[2]
 PAPER = """\
