@@ -22,9 +22,9 @@ PATTERN = [("kismit", "directed by", "UNKNOWN director 1"),
 
 def run_demo(settings: Settings, echo: Callable[[str], None] = print,
              schema_file: Path = DEFAULT_SCHEMA, triples_file: Path = DEFAULT_TRIPLES) -> None:
+    from kgdb.dsl.pattern import pattern_from_triples
     from kgdb.embed import default_embedder
     from kgdb.engine import connect
-    from kgdb.ir import pattern_from_triples
     from kgdb.load.triples import load_triples
     from kgdb.retrieve.simgrag import describe, search
     from kgdb.schema import apply_schema, parse_schema_file

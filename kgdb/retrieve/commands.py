@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 
 import click
 
+from kgdb.dsl.pattern import pattern_triples
 from kgdb.errors import KgdbError
-from kgdb.ir import pattern_triples
 from kgdb.retrieve.simgrag import DISTINCT, ENGINES, Retrieval, describe, search
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kgdb.dsl.pattern import pattern_from_triples
 from kgdb.embed import Embedder
 from kgdb.engine import GraphStore
 from kgdb.errors import KgdbError, LoadError
-from kgdb.ir import Pattern, pattern_from_triples
+from kgdb.ir import Pattern
 from kgdb.retrieve.simgrag import Retrieval, search
 
 RELATION_PHRASES = {

@@ -41,10 +41,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from kgdb.cypher import simgrag as cy
+from kgdb.dsl.pattern import pattern_triples
 from kgdb.embed import Embedder
 from kgdb.engine import GraphStore
 from kgdb.errors import KgdbError, StatementError
-from kgdb.ir import Pattern, pattern_triples
+from kgdb.ir import Pattern
 from kgdb.statement import Statement
 
 Engine = Literal["cypher", "optimized"]

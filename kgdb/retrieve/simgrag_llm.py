@@ -21,8 +21,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from kgdb.dsl.pattern import parse_unknown, pattern_from_triples
 from kgdb.errors import ConfigError, KgdbError
-from kgdb.ir import Pattern, PatternError, parse_unknown, pattern_from_triples
+from kgdb.ir import Pattern, PatternError
 from kgdb.llm import ChatClient, OutputParseError
 from kgdb.retrieve.simgrag import Subgraph
 

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kgdb.config import Settings
+from kgdb.dsl.pattern import pattern_from_triples
 from kgdb.engine import connect
-from kgdb.ir import pattern_from_triples
 from kgdb.retrieve.simgrag import search
 from tests.support.simgrag_graph import SmallGraph, brute_force, build_graph
 

@@ -8,7 +8,7 @@ import pytest
 
 from kgdb.cypher import simgrag as cy
 from kgdb.dialects import FalkorDBDialect, Neo4jDialect
-from kgdb.ir import pattern_from_triples
+from kgdb.dsl.pattern import pattern_from_triples
 from kgdb.retrieve.simgrag import _ComponentInput, plan_component
 from tests.support.neo4j_lint import format_diagnostics, lint_available, lint_queries
 

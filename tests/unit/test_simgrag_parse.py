@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kgdb.ir import PatternError, parse_unknown, pattern_from_triples, pattern_triples
+from kgdb.dsl.pattern import parse_unknown, pattern_from_triples, pattern_triples
+from kgdb.ir import PatternError
 from kgdb.llm import OutputParseError
 from kgdb.retrieve.metaqa import Question, answer_matches, answer_var, oracle_pattern
 from kgdb.retrieve.simgrag_llm import (
