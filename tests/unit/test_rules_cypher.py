@@ -15,44 +15,53 @@ from kgdb.cypher.rules import count_conclusions, evaluate_facts, materialise_sta
 from kgdb.dialects import get_dialect
 from kgdb.dsl.rules_check import load_rules
 from kgdb.errors import DslSemanticError
-from kgdb.load.records import merge_records, read_spec
 from kgdb.solve.rules_commands import compiled_cypher
-from tests.support.neo4j_lint import format_diagnostics, lint_available, lint_queries
+from tests.support.goldens import Case, assert_neo4j_lints_clean, validate_all
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "dsl" / "examples").glob("*.rules"))
 
 
-def all_statements(dialect_name: str) -> list[str]:
-    dialect = get_dialect(dialect_name)
-    texts = []
-    for path in EXAMPLES:
-        rules = load_rules(path.read_text(), str(path))
-        texts += [s.text for _, s in materialise_statements(
-            dialect, rules, label="Patient", ruleset=path.stem, evaluated_at="t")]
-        texts.append(evaluate_facts(dialect, rules).text)
-    return texts
+def example_case(path: Path, kind: str) -> Case:
+    rules = load_rules(path.read_text(), str(path))
+    if kind == "materialise":
+        return Case(f"materialise[{path.name}]",
+                    {"rules": path.name, "label": "Patient", "ruleset": path.stem, "evaluated_at": "t"},
+                    lambda d: [s for _, s in materialise_statements(
+                        d, rules, label="Patient", ruleset=path.stem, evaluated_at="t")])
+    return Case(f"evaluate_facts[{path.name}]", {"rules": path.name},
+                lambda d: evaluate_facts(d, rules))
 
 
-@pytest.mark.parametrize("dialect", ["neo4j", "falkordb"])
-def test_every_example_compiles(dialect: str) -> None:
+def text_case(name: str, source: str, kind: str = "evaluate_facts") -> Case:
+    rules = load_rules(source)
+    if kind == "materialise":
+        return Case(name, {"rules": source, "label": None},
+                    lambda d: [s for _, s in materialise_statements(
+                        d, rules, label=None, ruleset="r", evaluated_at="t")])
+    return Case(name, {"rules": source}, lambda d: evaluate_facts(d, rules))
+
+
+CASES = [
+    *[example_case(p, kind) for p in EXAMPLES for kind in ("materialise", "evaluate_facts")],
+    Case("count_conclusions", {"label": "Patient", "predicate": "hasRisk"},
+         lambda d: count_conclusions(d, "Patient", "hasRisk")),
+    text_case("values_are_parameters", "Define (T/'x') { a >= 140 AND b = 'O\\'Brien' OR c }"),
+    text_case("hostile_property", "Define (T/'x') { `a} RETURN 1 //` >= 1 }"),
+    text_case("subject_and_predicate",
+              "Define (Patient)-[hasRisk]->(Risk/'High') { age > 60 AND NOT smoker }", "materialise"),
+    text_case("property_name_too_long", f"Define (T/'x') {{ {'p' * 300} }}"),
+    text_case("materialise_without_label", "Define (T/'x') { a }", "materialise"),
+]
+
+
+def test_rules_goldens() -> None:
+    """Every example (and the edge cases above) for both dialects, as tests/unit/goldens/rules.json."""
     assert EXAMPLES
-    texts = all_statements(dialect)
-    assert len(texts) >= 2 * len(EXAMPLES)
-    assert all("$" in t or "MERGE" in t for t in texts)
-
-
-def test_neo4j_output_lints_clean() -> None:
-    reason = lint_available()
-    if reason:
-        pytest.skip(reason)
-    neo4j = get_dialect("neo4j")
-    texts = all_statements("neo4j")
-    texts.append(count_conclusions(neo4j, "Patient", "hasRisk").text)
-    texts += [merge_records(neo4j, read_spec(p)).text
-              for p in sorted((ROOT / "loaders" / "specs").glob("*.toml"))]
-    for text, diagnostics in zip(texts, lint_queries(texts), strict=True):
-        assert diagnostics == [], format_diagnostics(text, diagnostics)
+    table = validate_all("rules", CASES)
+    errors = {c["case"]: c["neo4j"].get("error") for c in table["cases"] if isinstance(c["neo4j"], dict)}
+    assert errors["property_name_too_long"] == errors["materialise_without_label"] == "DslSemanticError"
+    assert_neo4j_lints_clean(table)
 
 
 def test_values_are_parameters() -> None:
