@@ -18,6 +18,7 @@ from typing import Any
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
+from kgdb.dsl.numbers import NumberError, parse_number
 from kgdb.errors import DslSemanticError, DslSyntaxError, did_you_mean
 from kgdb.text import text_problem
 
@@ -485,16 +486,14 @@ def _raw_arg(source: Source, normal: str, arg: Tree) -> RawArg:
 # ---------------------------------------------------------------------------------- values
 
 _ALIAS_RE = re.compile(r"^[^\W\d]\w*$")
-_NUMBER_RE = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 _CONSTRAINT_KEY = re.compile(r"^(?P<target>[^\W\d]\w*)\.(?P<prop>[^\W\d]\w*)$")
 
 
 def _number(text: str) -> float | int | None:
-    if not _NUMBER_RE.match(text):
+    try:
+        return parse_number(text)
+    except NumberError:
         return None
-    value = float(text)
-    return int(value) if value.is_integer() and "." not in text and "e" not in text.lower() \
-        else value
 
 
 def _unquote(text: str) -> str:

@@ -4,7 +4,6 @@ a Transformer that only builds the AST, and syntax errors with positions."""
 from __future__ import annotations
 
 import functools
-import math
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -12,6 +11,7 @@ from typing import Any
 from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
+from kgdb.dsl.numbers import NumberError, parse_number
 from kgdb.dsl.rules_ast import (
     And,
     Compare,
@@ -72,13 +72,11 @@ def _number(tok: Token) -> int | float:
     if len(text) > 60:
         raise DslSyntaxError(f"number {text[:20]}... is too long", line=tok.line or 0,
                              column=tok.column or 0)
-    if re.fullmatch(r"[+-]?\d+", text):
-        return int(text)
-    value = float(text)
-    if not math.isfinite(value):
+    try:
+        return parse_number(text)
+    except NumberError:
         raise DslSyntaxError(f"number {text} is out of range", line=tok.line or 0,
-                             column=tok.column or 0)
-    return value
+                             column=tok.column or 0) from None
 
 
 _COMPARATORS = {"==": "=", "!=": "<>"}

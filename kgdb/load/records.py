@@ -30,7 +30,6 @@ from __future__ import annotations
 import codecs
 import csv
 import io
-import math
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,6 +38,7 @@ from typing import Any
 
 from kgdb.cypher import load as cypher_load
 from kgdb.dialects.base import Dialect
+from kgdb.dsl.numbers import NumberError, parse_float
 from kgdb.engine.base import GraphStore
 from kgdb.errors import InvalidIdentifierError, LoadError, did_you_mean
 from kgdb.schema.apply import await_indexes, execute_ddl
@@ -190,11 +190,11 @@ def _convert(text: str, kind: str) -> Any:
             return False
         raise ValueError(f"{text!r} is not a boolean")
     try:
-        number = float(text)
-    except ValueError:
+        number = parse_float(text)
+    except NumberError as exc:
+        if exc.infinite:
+            raise ValueError(str(exc)) from None
         raise ValueError(f"{text!r} is not a{'n int' if kind == 'int' else ' float'}") from None
-    if not math.isfinite(number):
-        raise ValueError(f"{text!r} is not a finite number")
     if kind == "int":
         if not number.is_integer():
             raise ValueError(f"{text!r} is not an int")

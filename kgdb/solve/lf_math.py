@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from kgdb.dsl.logical_form import BinOp, Card, Func, MathExpr, Neg, Num, SumOf, Var
+from kgdb.dsl.numbers import NumberError, parse_float
 from kgdb.errors import KgdbError
 
 MAX_MAGNITUDE = 1e100
@@ -50,12 +51,9 @@ def to_number(value: object) -> float:
         return float(value)
     text = str(getattr(value, "text", value)).strip().replace(",", "")
     try:
-        number = float(text)
-    except ValueError:
-        raise MathError(f"{text!r} is not a number") from None
-    if not math.isfinite(number):
-        raise MathError(f"{text!r} is not a finite number")
-    return number
+        return parse_float(text)
+    except NumberError as exc:
+        raise MathError(str(exc)) from None
 
 
 def _values(expr: MathExpr, lookup: Lookup) -> list[object]:
