@@ -1,5 +1,8 @@
 """Logical forms (KAG): text -> parse tree -> frozen AST with positions -> checked plan.
 
+Modules: :mod:`kgdb.dsl.lf_parser` (grammar, calls, syntax errors), :mod:`kgdb.dsl.lf_ast`
+(the AST) and this one (argument values, checks, the plan).
+
 The grammar is ``logical_form.lark``. The plan level finds calls and the boundaries of their
 arguments; each argument value is then parsed with the start rule its role calls for
 (``node`` for s=/o=, ``predicate`` for p=, ``math`` for Math). A separate pass
@@ -10,328 +13,55 @@ module for bad input.
 
 from __future__ import annotations
 
-import functools
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
-from lark import Lark, Token, Tree
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark import Token, Tree
 
+from kgdb.dsl.lf_ast import (
+    MATH_FUNCTIONS,
+    BinOp,
+    Card,
+    CompareStep,
+    ConstraintSpec,
+    CountStep,
+    DeduceStep,
+    FilterStep,
+    Func,
+    Literal,
+    MathExpr,
+    MathStep,
+    Neg,
+    NodeSpec,
+    Num,
+    Operand,
+    OutputStep,
+    Plan,
+    PredSpec,
+    Ref,
+    RetrievalStep,
+    SortStep,
+    Source,
+    Span,
+    Step,
+    SumOf,
+    SumStep,
+    Var,
+)
+from kgdb.dsl.lf_parser import (
+    RawArg,
+    RawCall,
+    alias_text,
+    normalise,
+    parse_calls,
+    parse_fragment,
+)
 from kgdb.dsl.numbers import NumberError, parse_number
-from kgdb.errors import DslSemanticError, DslSyntaxError, did_you_mean
+from kgdb.errors import DslSemanticError, did_you_mean
 from kgdb.text import text_problem
 
-# ---------------------------------------------------------------------------------- grammar
-
-_FULL_WIDTH = str.maketrans({"：": ":", "（": "(", "）": ")", "，": ",", "【": "[", "】": "]",
-                             "；": ";", "＝": "=", "＞": ">", "＜": "<", "｜": "|",
-                             "“": '"', "”": '"', "　": " "})
-"""Full-width punctuation models emit (Chinese-language planners); one character each way."""
-
-_MAX_SOURCE = 200_000
+# ---------------------------------------------------------------------------------- arguments
 _MAX_DEPTH = 64
-
-
-@functools.lru_cache(maxsize=1)
-def grammar(strict: bool = False) -> Lark:
-    """The logical-form parser (LALR, positions kept, four start rules)."""
-    return Lark.open_from_package("kgdb", "logical_form.lark", ("dsl",), parser="lalr",
-                                  propagate_positions=True, strict=strict,
-                                  start=["plan", "node", "predicate", "math"])
-
-
-def normalise(text: str) -> str:
-    """Map full-width punctuation to ASCII and line breaks inside brackets to spaces.
-
-    Every character maps to exactly one character, so offsets (and thus line and column
-    computed from the original text) stay valid.
-    """
-    text = text.translate(_FULL_WIDTH)
-    out = []
-    depth = 0
-    in_bq = False
-    for ch in text:
-        if ch == "`":
-            in_bq = not in_bq
-        elif ch == "\n":
-            in_bq = False
-            if depth > 0:
-                out.append(" ")
-                continue
-        elif not in_bq:
-            if ch in "([{":
-                depth += 1
-            elif ch in ")]}":
-                depth = max(depth - 1, 0)
-        out.append(ch)
-    return "".join(out)
-
-
-# ---------------------------------------------------------------------------------- positions
-
-@dataclass(frozen=True)
-class Span:
-    """Where a piece of program text is: 1-based line and column, and character offsets."""
-
-    line: int
-    column: int
-    start: int
-    end: int
-
-
-class Source:
-    """The program text with its name, turning offsets into positions and errors."""
-
-    def __init__(self, text: str, file: str = "<input>") -> None:
-        self.text = text
-        self.file = file
-        self._line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
-
-    def position(self, offset: int) -> tuple[int, int]:
-        import bisect
-
-        offset = max(0, min(offset, len(self.text)))
-        index = bisect.bisect_right(self._line_starts, offset) - 1
-        return index + 1, offset - self._line_starts[index] + 1
-
-    def span(self, start: int, end: int) -> Span:
-        line, column = self.position(start)
-        return Span(line, column, start, end)
-
-    def line_text(self, line: int) -> str:
-        lines = self.text.split("\n")
-        return lines[line - 1].rstrip("\r") if 0 < line <= len(lines) else ""
-
-    def semantic_error(self, message: str, span: Span | None) -> DslSemanticError:
-        line, column = (span.line, span.column) if span else (1, 1)
-        return DslSemanticError(message, line=line, column=column,
-                                source_line=self.line_text(line), file=self.file)
-
-    def syntax_error(self, message: str, offset: int,
-                     expected: tuple[str, ...] = ()) -> DslSyntaxError:
-        line, column = self.position(offset)
-        return DslSyntaxError(message, line=line, column=column,
-                              source_line=self.line_text(line), expected=expected,
-                              file=self.file)
-
-
-# ---------------------------------------------------------------------------------- AST
-
-@dataclass(frozen=True)
-class NodeSpec:
-    """``s1:Movie|Film[`Kismet`]``: an alias, type hints, and a name at the first mention."""
-
-    alias: str
-    types: tuple[str, ...] = ()
-    name: str | None = None
-    span: Span | None = field(default=None, compare=False)
-
-
-@dataclass(frozen=True)
-class PredSpec:
-    """``p1:directed_by|`written by```: an alias and relation phrases (none = any relation)."""
-
-    alias: str
-    relations: tuple[str, ...] = ()
-    span: Span | None = field(default=None, compare=False)
-
-
-@dataclass(frozen=True)
-class Ref:
-    """A reference to a bound alias; ``prop`` for ``o1.year``."""
-
-    alias: str
-    prop: str | None = None
-    span: Span | None = field(default=None, compare=False)
-
-
-@dataclass(frozen=True)
-class Literal:
-    """A constant: a number or a piece of text."""
-
-    value: float | int | str
-    span: Span | None = field(default=None, compare=False)
-
-
-Operand = Ref | Literal
-
-
-@dataclass(frozen=True)
-class ConstraintSpec:
-    """``o.year > 2000``: ``target`` is ``s``, ``p``, ``o`` or an alias."""
-
-    target: str
-    prop: str
-    op: str
-    value: float | int | str
-    span: Span | None = field(default=None, compare=False)
-
-
-# Math expressions -----------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Num:
-    value: float
-
-
-@dataclass(frozen=True)
-class Var:
-    alias: str
-    span: Span | None = field(default=None, compare=False)
-
-
-@dataclass(frozen=True)
-class BinOp:
-    op: str
-    left: MathExpr
-    right: MathExpr
-
-
-@dataclass(frozen=True)
-class Neg:
-    operand: MathExpr
-
-
-@dataclass(frozen=True)
-class Card:
-    """``|A|``: the number of distinct values bound to A."""
-
-    operand: MathExpr
-
-
-@dataclass(frozen=True)
-class SumOf:
-    """``\\sum A``: the sum of A's numeric values."""
-
-    operand: MathExpr
-
-
-@dataclass(frozen=True)
-class Func:
-    name: str
-    args: tuple[MathExpr, ...]
-    span: Span | None = field(default=None, compare=False)
-
-
-MathExpr = Num | Var | BinOp | Neg | Card | SumOf | Func
-
-MATH_FUNCTIONS = ("count", "len", "sum", "max", "min", "avg", "mean", "abs", "round")
-
-
-# Steps -----------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Step:
-    """What every step has: the function as written, its ``->alias`` and its question text."""
-
-    function: str
-    result: str | None
-    question: str | None
-    span: Span | None = field(compare=False)
-
-    @property
-    def kind(self) -> str:
-        return type(self).__name__.removesuffix("Step").lower()
-
-
-@dataclass(frozen=True)
-class RetrievalStep(Step):
-    s: NodeSpec
-    p: PredSpec
-    o: NodeSpec
-    constraints: tuple[ConstraintSpec, ...] = ()
-
-
-@dataclass(frozen=True)
-class SortStep(Step):
-    set: Ref
-    orderby: Ref | None
-    direction: str
-    limit: int | None
-
-
-@dataclass(frozen=True)
-class CountStep(Step):
-    set: Ref
-
-
-@dataclass(frozen=True)
-class SumStep(Step):
-    set: Ref
-
-
-@dataclass(frozen=True)
-class CompareStep(Step):
-    sets: tuple[Ref, ...]
-    op: str
-
-
-@dataclass(frozen=True)
-class FilterStep(Step):
-    left: Ref
-    right: Operand
-    op: str
-    verify: bool = False
-
-
-@dataclass(frozen=True)
-class MathStep(Step):
-    expr: MathExpr | None
-    content: tuple[Operand, ...] = ()
-    target: str | None = None
-    text: str = ""
-
-
-@dataclass(frozen=True)
-class DeduceStep(Step):
-    op: str
-    left: Operand | None = None
-    right: Operand | None = None
-    content: tuple[Operand, ...] = ()
-    target: str | None = None
-
-
-@dataclass(frozen=True)
-class OutputStep(Step):
-    values: tuple[Operand, ...]
-
-
-@dataclass(frozen=True)
-class Plan:
-    steps: tuple[Step, ...]
-    source: str = field(default="", compare=False)
-    file: str = field(default="<input>", compare=False)
-
-    def outputs(self) -> tuple[Operand, ...]:
-        for step in reversed(self.steps):
-            if isinstance(step, OutputStep):
-                return step.values
-        return ()
-
-
-# ---------------------------------------------------------------------------------- calls
-
-@dataclass(frozen=True)
-class RawArg:
-    """An argument as written: ``key``/``op`` for ``key=value`` and ``o.year>2000``."""
-
-    key: str | None
-    op: str | None
-    text: str
-    span: Span
-    key_span: Span | None
-
-
-@dataclass(frozen=True)
-class RawCall:
-    function: str
-    args: tuple[RawArg, ...]
-    result: str | None
-    assign: str | None
-    question: str | None
-    span: Span
-
 
 FUNCTIONS: dict[str, str] = {
     "retrieval": "retrieval", "get_spo": "retrieval", "retriever": "retrieval",
@@ -364,123 +94,6 @@ _FILTER_OPS = {"equal": "=", "eq": "=", "=": "=", "==": "=", "lt": "<", "<": "<"
                "gt": ">", ">": ">", "le": "<=", "<=": "<=", "ge": ">=", ">=": ">=",
                "ne": "<>", "!=": "<>", "<>": "<>", "not_equal": "<>", "in": "in",
                "contains": "contains"}
-
-
-def parse_calls(text: str, file: str = "<input>") -> tuple[Source, list[RawCall]]:
-    """Parse a program into calls with raw arguments (syntax only)."""
-    if not isinstance(text, str):
-        raise DslSyntaxError("a logical form must be text", line=1, column=1, file=file)
-    source = Source(text, file)
-    if len(text) > _MAX_SOURCE:
-        raise source.syntax_error(f"the program is longer than {_MAX_SOURCE} characters", 0)
-    normal = normalise(text)
-    tree = _parse(source, normal, "plan", 0)
-    calls: list[RawCall] = []
-    question: str | None = None
-    for item in tree.children:
-        if isinstance(item, Tree) and item.data == "step":
-            tok = item.children[0]
-            question = str(tok).split(":", 1)[1].strip() or None
-        elif isinstance(item, Tree) and item.data == "statement":
-            calls.append(_raw_call(source, normal, item, question))
-            question = None
-    return source, calls
-
-
-def _parse(source: Source, normal: str, start: str, base: int) -> Tree:
-    """Parse ``normal`` (a slice beginning at offset ``base`` of the source) from ``start``."""
-    try:
-        return grammar().parse(normal, start=start)
-    except UnexpectedInput as exc:
-        raise _syntax_error(source, normal, exc, start, base) from None
-    except RecursionError:
-        raise source.syntax_error("the program nests too deeply", base) from None
-
-
-_TERMINAL_NAMES = {
-    "NAME": "a name", "ATOM": "a value", "BQ": "a `back-quoted` name", "STRING": "a string",
-    "NUMBER": "a number", "NAME_TEXT": "a name", "LPAR": "'('", "RPAR": "')'",
-    "LSQB": "'['", "RSQB": "']'", "LBRACE": "'{'", "RBRACE": "'}'", "COMMA": "','",
-    "EQ": "'='", "CMP": "a comparison", "COLON": "':'", "_NL": "a new line",
-    "STEP_TEXT": "'StepN: ...'", "_ACTION_HEAD": "'ActionN:'", "$END": "the end",
-    "_ARROW": "'->'", "VBAR": "'|'", "PLUS": "'+'", "MINUS": "'-'", "STAR": "'*'",
-    "SLASH": "'/'", "CIRCUMFLEX": "'^'", "_BULLET": "a list bullet",
-}
-
-_WHAT = {"plan": "", "node": " in a node (alias[:Type][name])",
-         "predicate": " in a predicate (alias[:relation])", "math": " in a Math expression"}
-
-
-def _syntax_error(source: Source, normal: str, exc: UnexpectedInput, start: str,
-                  base: int) -> DslSyntaxError:
-    pos = getattr(exc, "pos_in_stream", None)
-    if isinstance(exc, UnexpectedToken):
-        token_pos = exc.token.start_pos
-        at_end = exc.token.type == "$END" or token_pos is None
-        pos = len(normal.rstrip()) if at_end or token_pos is None else int(token_pos)
-        found = "the end" if at_end else repr(str(exc.token))
-        expected = tuple(exc.expected)
-    elif isinstance(exc, UnexpectedCharacters):
-        char_pos = int(exc.pos_in_stream or 0)
-        pos = char_pos
-        found = repr(normal[char_pos]) if char_pos < len(normal) else "the end"
-        expected = tuple(exc.allowed or ())
-    elif isinstance(exc, UnexpectedEOF):
-        pos = len(normal.rstrip())
-        found = "the end"
-        expected = tuple(exc.expected)
-    else:  # pragma: no cover - lark has no other UnexpectedInput subclasses
-        found, expected = "input", ()
-    pos = int(pos or 0)
-    labels = sorted({_TERMINAL_NAMES.get(e, repr(e) if not e.isupper() else e.lower())
-                     for e in expected if not e.startswith("__")})
-    hint = f"; expected {', '.join(labels[:6])}" if labels else ""
-    message = f"unexpected {found}{_WHAT.get(start, '')}{hint}"
-    return source.syntax_error(message, base + pos, tuple(expected))
-
-
-def _raw_call(source: Source, normal: str, stmt: Tree, question: str | None) -> RawCall:
-    assign = result = None
-    call: Tree | None = None
-    for child in stmt.children:
-        if isinstance(child, Tree) and child.data == "assign":
-            assign = str(child.children[0])
-        elif isinstance(child, Tree) and child.data == "result":
-            result = _alias_text(child.children[0])
-        elif isinstance(child, Tree) and child.data == "call":
-            call = child
-    assert call is not None
-    name_tok = call.children[0]
-    assert isinstance(name_tok, Token)
-    args: list[RawArg] = []
-    for args_tree in call.children[1:]:
-        if not isinstance(args_tree, Tree):
-            continue
-        for arg in args_tree.children:
-            if isinstance(arg, Tree) and arg.data == "arg":
-                args.append(_raw_arg(source, normal, arg))
-    span = source.span(int(name_tok.start_pos or 0), int(stmt.meta.end_pos))
-    return RawCall(str(name_tok), tuple(args), result, assign, question, span)
-
-
-def _alias_text(tok: Any) -> str:
-    text = str(tok)
-    return text[1:-1].strip() if text.startswith("`") else text
-
-
-def _raw_arg(source: Source, normal: str, arg: Tree) -> RawArg:
-    raws = [c for c in arg.children if isinstance(c, Tree) and c.data == "raw"]
-    ops = [c for c in arg.children if isinstance(c, Token)]
-    if len(raws) == 2:
-        key_tree, value_tree = raws
-        key_text = normal[key_tree.meta.start_pos:key_tree.meta.end_pos].strip()
-        key_span = source.span(key_tree.meta.start_pos, key_tree.meta.end_pos)
-        op = str(ops[0]) if ops else "="
-    else:
-        value_tree = raws[0]
-        key_text, key_span, op = None, None, None
-    start, end = value_tree.meta.start_pos, value_tree.meta.end_pos
-    return RawArg(key_text, op, normal[start:end].strip(), source.span(start, end), key_span)
 
 
 # ---------------------------------------------------------------------------------- values
@@ -527,7 +140,7 @@ class _Builder:
         # skip the leading whitespace the raw slice may carry
         text = self.normal[offset:arg.span.end]
         lead = len(text) - len(text.lstrip())
-        return _parse(self.source, text.strip(), start, offset + lead)
+        return parse_fragment(self.source, text.strip(), start, offset + lead)
 
     def span_of(self, arg: RawArg, meta_start: int | None, meta_end: int | None) -> Span:
         text = self.normal[arg.span.start:arg.span.end]
@@ -538,7 +151,7 @@ class _Builder:
     def node(self, arg: RawArg) -> NodeSpec:
         tree = self.sub_parse(arg, "node")
         alias_tok = tree.children[0]
-        alias = _alias_text(alias_tok)
+        alias = alias_text(alias_tok)
         types: tuple[str, ...] = ()
         name: str | None = None
         for child in tree.children[1:]:
@@ -559,7 +172,7 @@ class _Builder:
 
     def predicate(self, arg: RawArg) -> PredSpec:
         tree = self.sub_parse(arg, "predicate")
-        alias = _alias_text(tree.children[0])
+        alias = alias_text(tree.children[0])
         relations: tuple[str, ...] = ()
         for child in tree.children[1:]:
             if isinstance(child, Tree) and child.data == "relations":
@@ -631,7 +244,7 @@ class _Builder:
         if depth > _MAX_DEPTH:
             raise self.error("the Math expression nests too deeply", arg.span)
         if isinstance(node, Token):
-            return Var(_alias_text(node))
+            return Var(alias_text(node))
         kind = node.data
         kids = [c for c in node.children if not (isinstance(c, Token) and c.type in (
             "PLUS", "MINUS", "STAR", "SLASH"))]
@@ -641,7 +254,7 @@ class _Builder:
         if kind == "number":
             return Num(float(str(node.children[0])))
         if kind == "var":
-            alias = _alias_text(node.children[0])
+            alias = alias_text(node.children[0])
             if alias not in self.bound:
                 raise self.error(f"alias {alias!r} is used before it is bound"
                                  f"{did_you_mean(alias, self.bound)}", span)

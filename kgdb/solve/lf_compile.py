@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 from kgdb.cypher import logical_form as cy
 from kgdb.dialects.base import Dialect
-from kgdb.dsl.logical_form import (
+from kgdb.dsl.lf_ast import (
     CountStep,
     FilterStep,
     Literal,

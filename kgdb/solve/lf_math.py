@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from kgdb.dsl.logical_form import BinOp, Card, Func, MathExpr, Neg, Num, SumOf, Var
+from kgdb.dsl.lf_ast import BinOp, Card, Func, MathExpr, Neg, Num, SumOf, Var
 from kgdb.dsl.numbers import NumberError, parse_float
 from kgdb.errors import KgdbError
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgdb.cypher import logical_form as cy
-from kgdb.dsl.logical_form import (
+from kgdb.dsl.lf_ast import (
     CompareStep,
     CountStep,
     DeduceStep,
@@ -31,8 +31,8 @@ from kgdb.dsl.logical_form import (
     SortStep,
     Step,
     SumStep,
-    parse_plan,
 )
+from kgdb.dsl.logical_form import parse_plan
 from kgdb.errors import KgdbError
 from kgdb.solve.lf_compile import (
     CompiledPlan,

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgdb.cypher import logical_form as cy
-from kgdb.dsl.logical_form import Plan, parse_plan
+from kgdb.dsl.lf_ast import Plan
+from kgdb.dsl.logical_form import parse_plan
 from kgdb.errors import DslError, EngineConnectionError, KgdbError, LlmError
 from kgdb.llm.client import OutputParseError
 from kgdb.solve.lf_compile import StoreLinker

@@ -82,7 +82,7 @@ MATH_TOKENS = ["1", "2.5", "0", "1e308", "o1", "n", "+", "-", "*", "/", "^", "("
 @FUZZ
 @given(st.lists(st.sampled_from(MATH_TOKENS), min_size=1, max_size=30).map("".join))
 def test_math_expressions_fail_only_with_kgdb_errors(expr: str) -> None:
-    from kgdb.dsl.logical_form import MathStep
+    from kgdb.dsl.lf_ast import MathStep
     from kgdb.errors import KgdbError
     from kgdb.solve.lf_math import evaluate
 

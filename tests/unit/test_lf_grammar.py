@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from lark import Lark
 
-from kgdb.dsl.logical_form import (
+from kgdb.dsl.lf_ast import (
     BinOp,
     Card,
     CountStep,
@@ -18,8 +18,8 @@ from kgdb.dsl.logical_form import (
     RetrievalStep,
     SortStep,
     SumOf,
-    parse_plan,
 )
+from kgdb.dsl.logical_form import parse_plan
 from kgdb.errors import DslError, DslSemanticError, DslSyntaxError
 
 

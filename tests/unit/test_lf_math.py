@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kgdb.dsl.logical_form import MathStep, parse_plan
+from kgdb.dsl.lf_ast import MathStep
+from kgdb.dsl.logical_form import parse_plan
 from kgdb.errors import DslError, KgdbError
 from kgdb.solve.lf_math import MathError, evaluate
 
