@@ -25,7 +25,7 @@ def allowed(module: str, prefixes: tuple[str, ...]) -> bool:
 
 
 def test_dsl_imports_nothing_above_it() -> None:
-    files = sorted((KGDB / "dsl").glob("*.py")) + [KGDB / "ir.py"]
+    files = [*sorted((KGDB / "dsl").glob("*.py")), KGDB / "ir.py"]
     assert len(files) > 8
     upward = {f"{f.relative_to(KGDB.parent)} imports {m}" for f in files for m in kgdb_imports(f)
               if m != "kgdb" and not allowed(m, DSL_MAY_IMPORT)}
