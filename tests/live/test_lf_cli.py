@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from kgdb.errors import DslSyntaxError
-from kgdb.solve.lf_commands import lf
+from kgdb.cli.lf import lf
 from tests.conftest import ROOT, engine_env
 
 EXAMPLE = ROOT / "dsl" / "examples" / "sort_latest.lf"

@@ -12,7 +12,7 @@ import pytest
 
 from kgdb.dialects import get_dialect
 from kgdb.dsl.logical_form import parse_plan
-from kgdb.solve.lf_commands import render_compiled
+from kgdb.cli.lf import render_compiled
 from kgdb.solve.lf_compile import compile_plan
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from kgdb.solve.rules_commands import graph_store, kgdb_errors
+from kgdb.cli.rules import graph_store, kgdb_errors
 
 
 @click.command("records")

@@ -1,6 +1,6 @@
 """CLI glue for logical forms: ``kgdb lf compile`` and ``kgdb lf run`` (``kgdb ask --solver
-lf`` lives with the other ``ask`` in :mod:`kgdb.retrieve.commands`). Commands use the store and
-embedder of the ``kgdb`` invocation (:func:`kgdb.cli_context.current_context`)."""
+lf`` lives with the other ``ask`` in :mod:`kgdb.cli.retrieve`). Commands use the store and
+embedder of the ``kgdb`` invocation (:func:`kgdb.cli.context.current_context`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from kgdb.cli_context import current_context
+from kgdb.cli.context import current_context
 
 
 def _read(file: Path) -> str:

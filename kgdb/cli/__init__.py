@@ -12,12 +12,12 @@ from typing import Any
 
 import click
 
-from kgdb.cli_context import Context
+from kgdb.cli.context import Context
 from kgdb.engine.base import NodeValue, PathValue, RelationshipValue
 from kgdb.errors import KgdbError
-from kgdb.load.records_commands import records_command
-from kgdb.solve.lf_commands import lf
-from kgdb.solve.rules_commands import rules_group
+from kgdb.cli.records import records_command
+from kgdb.cli.lf import lf
+from kgdb.cli.rules import rules_group
 
 pass_context = click.make_pass_decorator(Context)
 
@@ -432,7 +432,7 @@ cli.add_command(lf)
 
 
 # ---------------------------------------------------------------------- simgrag
-from kgdb.retrieve.commands import (  # noqa: E402 - registered after the groups exist
+from kgdb.cli.retrieve import (  # noqa: E402 - registered after the groups exist
     ask_command,
     bench_retrieve_command,
     eval_group,

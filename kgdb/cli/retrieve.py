@@ -1,6 +1,6 @@
 """CLI verbs for SimGRAG: ``kgdb pattern``, ``kgdb ask``, ``kgdb eval metaqa``, ``kgdb bench retrieve``.
 
-Registered in kgdb/cli.py (``pattern_command``, ``ask_command``, ``eval_group`` on the group,
+Registered in kgdb/cli/__init__.py (``pattern_command``, ``ask_command``, ``eval_group`` on the group,
 ``bench_retrieve_command`` under ``kgdb bench``). Expected failures are :class:`KgdbError`s,
 which ``kgdb.cli.main`` prints as one line with exit status 1.
 """
@@ -59,7 +59,7 @@ def _metaqa_retrieval_options(func: F) -> F:
 def _open() -> tuple[contextlib.AbstractContextManager[Any], Any]:
     """The store (closed with the invocation, so ``with`` leaves it open) and embedder of the
     ``kgdb`` invocation (``--uri``/``--graph``)."""
-    from kgdb.cli_context import current_context
+    from kgdb.cli.context import current_context
 
     context = current_context()
     return contextlib.nullcontext(context.store), context.embedder

@@ -37,7 +37,7 @@ def kgdb_errors(func: F) -> F:
 @contextlib.contextmanager
 def graph_store() -> Iterator[GraphStore]:
     """The store of the ``kgdb`` invocation (``--uri``/``--graph``); closed with it."""
-    from kgdb.cli_context import current_context
+    from kgdb.cli.context import current_context
 
     yield current_context().store
 
