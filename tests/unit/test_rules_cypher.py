@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from kgdb.cli.rules import compiled_cypher
 from kgdb.cypher.rules import count_conclusions, evaluate_facts, materialise_statements
 from kgdb.dialects import get_dialect
 from kgdb.errors import DslSemanticError
 from kgdb.load.records import merge_records, read_spec
 from kgdb.solve.rules import load_rules
-from kgdb.cli.rules import compiled_cypher
 from tests.support.neo4j_lint import format_diagnostics, lint_available, lint_queries
 
 ROOT = Path(__file__).resolve().parents[2]
