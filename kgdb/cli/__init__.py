@@ -25,7 +25,7 @@ from kgdb.cli.schema import schema
 __all__ = ["cli", "main"]
 
 
-@click.group(cls=KgdbGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group("kgdb", cls=KgdbGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--uri", envvar="KGDB_URI", default=None,
               help="neo4j://... or bolt://... for Neo4j; unset for the embedded FalkorDB.")
 @click.option("--graph", default=None, help="Graph name on FalkorDB (KGDB_GRAPH, default kgdb).")
