@@ -1,18 +1,93 @@
-"""Settings, read from the environment (the names Neo4j's and OpenAI's own tools use)."""
+"""Settings, read from the environment (the names Neo4j's and OpenAI's own tools use).
+
+Every environment variable kgdb reads is one field of :class:`Environment` (pydantic-settings),
+with its type, default and description; the README's configuration table is checked against it
+(tests/unit/test_settings.py). A bad value is a :class:`~kgdb.errors.ConfigError` naming the
+variable, which the command line prints as one line."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
+
+import platformdirs
+from pydantic import Field, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from kgdb.errors import ConfigError
+
+Bytes = Annotated[int | None, Field(ge=1)]
+
+
+class Environment(BaseSettings):
+    """The environment variables kgdb reads; an empty value counts as unset."""
+
+    model_config = SettingsConfigDict(case_sensitive=True, env_ignore_empty=True, extra="ignore",
+                                      frozen=True)
+
+    KGDB_HOME: Path | None = Field(default=None, description=(
+        "data, password, logs and the embedding cache (default: the platform's user data "
+        "directory, `~/.local/share/kgdb` on Linux)"))
+    KGDB_GRAPH: str = Field(default="kgdb", min_length=1, description="graph name on FalkorDB")
+    KGDB_URI: str | None = Field(default=None, description=(
+        "`neo4j://...` or `bolt://...` for Neo4j; unset (or `embedded`) for the embedded "
+        "FalkorDB"))
+    NEO4J_URI: str | None = Field(default=None, description="used when `KGDB_URI` is unset")
+    NEO4J_USERNAME: str = Field(default="neo4j", description="Neo4j user")
+    NEO4J_PASSWORD: str | None = Field(default=None, description="Neo4j password")
+    NEO4J_DATABASE: str | None = Field(default=None, description="Neo4j database (default: the server's)")
+    KGDB_TIMEOUT: float = Field(default=300.0, gt=0, description="statement timeout in seconds")
+    KGDB_DEBUG: bool = Field(default=False, description=(
+        "`1`: debug logging and tracebacks of internal errors"))
+    KGDB_EMBED_MODEL: str = Field(default="minilm", description=(
+        "`minilm` (all-MiniLM-L6-v2, 384 dims, offline) or `openai:<model>`"))
+    KGDB_EMBED_DIM: int | None = Field(default=None, ge=1, description=(
+        "dimensions requested from an `openai:<model>` embedder"))
+    OPENAI_BASE_URL: str | None = Field(default=None, description=(
+        "the LLM endpoint (any OpenAI-compatible server)"))
+    OPENAI_API_KEY: str | None = Field(default=None, description="its key")
+    KGDB_LLM_MODEL: str = Field(default="gpt-4o-mini", description="the chat model")
+    KGDB_LLM_TIMEOUT: float = Field(default=60.0, gt=0, description="seconds per LLM request")
+    KGDB_LLM_RETRIES: int = Field(default=3, ge=0, description="HTTP retries per LLM request")
+    KGDB_MAX_KEY_BYTES: Bytes = Field(default=None, description=(
+        "longest key string (names, ids, types); default and ceiling 4096"))
+    KGDB_MAX_VALUE_BYTES: Bytes = Field(default=None, description="longest other string value (1 MiB)")
+    KGDB_MAX_PROGRAM_BYTES: Bytes = Field(default=None, description=(
+        "largest program file: schema, rules, logical form, spec, `--facts` (1 MiB)"))
+    KGDB_MAX_FILE_BYTES: Bytes = Field(default=None, description="largest data file (16 GiB)")
+    KGDB_MAX_LINE_BYTES: Bytes = Field(default=None, description="longest line of a data file (4 MiB)")
+
+
+def environment() -> Environment:
+    """The environment, validated now (so a change by a test or a caller is seen)."""
+    try:
+        return Environment()
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        name = ".".join(str(part) for part in error["loc"]) or "environment"
+        raise ConfigError(f"{name}={error.get('input')!r}: {error['msg']}") from None
+
+
+def debug_enabled() -> bool:
+    """``KGDB_DEBUG``; false while the environment is invalid (that error is reported anyway)."""
+    try:
+        return environment().KGDB_DEBUG
+    except ConfigError:
+        return False
 
 
 def kgdb_home() -> Path:
-    """``KGDB_HOME``, default ``$XDG_DATA_HOME/kgdb`` (``~/.local/share/kgdb``)."""
-    if os.environ.get("KGDB_HOME"):
-        return Path(os.environ["KGDB_HOME"]).expanduser()
-    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(data) / "kgdb"
+    """``KGDB_HOME``, default the platform's user data directory (``~/.local/share/kgdb``)."""
+    home = environment().KGDB_HOME
+    return home.expanduser() if home else platformdirs.user_data_path("kgdb")
+
+
+def cache_dir() -> Path:
+    """The platform's user cache directory for kgdb (``~/.cache/kgdb``): downloads that can be
+    fetched again, shared by every ``KGDB_HOME``."""
+    return platformdirs.user_cache_path("kgdb")
 
 
 def private_dir(path: Path) -> Path:
@@ -59,15 +134,15 @@ class Settings:
 
     @classmethod
     def from_env(cls, *, uri: str | None = None, graph: str | None = None) -> Settings:
-        env = os.environ
+        env = environment()
         return cls(
-            uri=uri or env.get("KGDB_URI") or env.get("NEO4J_URI") or None,
-            username=env.get("NEO4J_USERNAME", "neo4j"),
-            password=env.get("NEO4J_PASSWORD"),
-            database=env.get("NEO4J_DATABASE") or None,
-            graph=graph or env.get("KGDB_GRAPH", "kgdb"),
+            uri=uri or env.KGDB_URI or env.NEO4J_URI or None,
+            username=env.NEO4J_USERNAME,
+            password=env.NEO4J_PASSWORD,
+            database=env.NEO4J_DATABASE,
+            graph=graph or env.KGDB_GRAPH,
             home=kgdb_home(),
-            timeout_s=float(env.get("KGDB_TIMEOUT", "300")),
+            timeout_s=env.KGDB_TIMEOUT,
         )
 
     @property

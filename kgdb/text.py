@@ -71,21 +71,13 @@ class TextLimits:
 
     @classmethod
     def from_env(cls) -> TextLimits:
-        defaults = cls()
+        from kgdb.config import environment
+
+        defaults, env = cls(), environment()
         values = {}
         for name in ("key_bytes", "value_bytes", "program_bytes", "file_bytes", "line_bytes"):
-            var = f"KGDB_MAX_{name.upper()}"
-            raw = os.environ.get(var)
-            if raw is None or raw == "":
-                values[name] = getattr(defaults, name)
-                continue
-            try:
-                number = int(raw)
-            except ValueError:
-                raise ConfigError(f"{var}={raw!r} is not a whole number of bytes") from None
-            if number < 1:
-                raise ConfigError(f"{var}={raw!r} must be at least 1")
-            values[name] = number
+            number = getattr(env, f"KGDB_MAX_{name.upper()}")
+            values[name] = getattr(defaults, name) if number is None else number
         if values["key_bytes"] > ENGINE_KEY_BYTES:
             raise ConfigError(f"KGDB_MAX_KEY_BYTES={values['key_bytes']} is above "
                               f"{ENGINE_KEY_BYTES}, the longest key the embedded FalkorDB "

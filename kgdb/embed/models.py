@@ -90,13 +90,15 @@ class OpenAIEmbedder(Embedder):
 def default_embedder(model: str | None = None) -> CachedEmbedder:
     """The configured embedder (``KGDB_EMBED_MODEL``: ``minilm`` or ``openai:<model>``), cached
     in ``$KGDB_HOME/cache/embeddings.sqlite``."""
-    spec = model or os.environ.get("KGDB_EMBED_MODEL", "minilm")
+    from kgdb.config import environment
+
+    env = environment()
+    spec = model or env.KGDB_EMBED_MODEL
     inner: Embedder
     if spec in ("minilm", "all-MiniLM-L6-v2", SentenceTransformerEmbedder.model_id):
         inner = SentenceTransformerEmbedder()
     elif spec.startswith("openai:"):
-        dim = os.environ.get("KGDB_EMBED_DIM")
-        inner = OpenAIEmbedder(spec.split(":", 1)[1], int(dim) if dim else None)
+        inner = OpenAIEmbedder(spec.split(":", 1)[1], env.KGDB_EMBED_DIM)
     else:
         raise ConfigError(f"unknown embedding model {spec!r}: use 'minilm' or 'openai:<model>'")
     return CachedEmbedder(inner, EmbeddingCache(kgdb_home() / "cache" / "embeddings.sqlite"))

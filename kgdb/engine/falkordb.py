@@ -72,8 +72,9 @@ class FalkorDBStore(GraphStore):
         query = _params_header(statement.params) + statement.text
         timeout_ms = int((timeout_s or self.timeout_s) * 1000)
         try:
-            raw = self._graph._query(query, params=None, timeout=timeout_ms,
-                                     read_only=not statement.write)
+            # the client's public API: GRAPH.QUERY for writes, GRAPH.RO_QUERY for reads
+            send = self._graph.query if statement.write else self._graph.ro_query
+            raw = send(query, timeout=timeout_ms)
         except redis.ResponseError as exc:
             raise _statement_error(str(exc), statement) from None
         except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
@@ -145,7 +146,7 @@ class FalkorDBStore(GraphStore):
         import redis
 
         try:
-            self._db.connection.execute_command("GRAPH.DELETE", self.graph_name)
+            self._graph.delete()
         except redis.ResponseError:
             pass  # the graph does not exist
 

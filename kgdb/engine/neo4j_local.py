@@ -315,8 +315,9 @@ def _data_file(name: str) -> str:
 
 
 def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "kgdb" / "neo4j"
+    from kgdb.config import cache_dir
+
+    return cache_dir() / "neo4j"
 
 
 def _require_tool(name: str, hint: str) -> str:

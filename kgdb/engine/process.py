@@ -5,13 +5,14 @@ reaping, stopping."""
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import signal
 import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
+import filelock
 
 from kgdb.errors import EngineConnectionError
 
@@ -85,21 +86,16 @@ def wait_exit(pid: int, timeout_s: float) -> None:
 
 @contextlib.contextmanager
 def file_lock(path: Path, timeout_s: float, what: str) -> Iterator[None]:
-    """An exclusive lock on ``path`` between kgdb processes (start and stop of one server);
-    waiting longer than ``timeout_s`` is an error naming ``what``."""
-    with open(path, "a") as handle:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise EngineConnectionError(
-                        f"{what}: timed out waiting for the lock {path} held by another kgdb "
-                        "process") from None
-                time.sleep(0.1)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    """An exclusive lock on ``path`` between kgdb processes (start and stop of one server),
+    from the maintained ``filelock`` library; waiting longer than ``timeout_s`` is an error
+    naming ``what``."""
+    lock = filelock.FileLock(path, mode=0o600)
+    try:
+        lock.acquire(timeout=timeout_s, poll_interval=0.1)
+    except filelock.Timeout:
+        raise EngineConnectionError(f"{what}: timed out waiting for the lock {path} held by "
+                                    "another kgdb process") from None
+    try:
+        yield
+    finally:
+        lock.release()

@@ -8,7 +8,6 @@ parse error, at most ``attempts`` times, then a :class:`~kgdb.errors.LlmError` e
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -32,14 +31,12 @@ class LlmSettings:
 
     @classmethod
     def from_env(cls, model: str | None = None) -> LlmSettings:
-        env = os.environ
-        return cls(
-            base_url=env.get("OPENAI_BASE_URL") or None,
-            api_key=env.get("OPENAI_API_KEY") or None,
-            model=model or env.get("KGDB_LLM_MODEL", "gpt-4o-mini"),
-            timeout_s=float(env.get("KGDB_LLM_TIMEOUT", "60")),
-            http_retries=int(env.get("KGDB_LLM_RETRIES", "3")),
-        )
+        from kgdb.config import environment
+
+        env = environment()
+        return cls(base_url=env.OPENAI_BASE_URL, api_key=env.OPENAI_API_KEY,
+                   model=model or env.KGDB_LLM_MODEL, timeout_s=env.KGDB_LLM_TIMEOUT,
+                   http_retries=env.KGDB_LLM_RETRIES)
 
 
 def openai_client(settings: LlmSettings | None = None) -> Any:

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from kgdb.cli.lf import lf
 from kgdb.errors import DslSyntaxError
-from kgdb.solve.lf_commands import lf
 from tests.conftest import ROOT, engine_env
 
 EXAMPLE = ROOT / "dsl" / "examples" / "sort_latest.lf"

@@ -167,7 +167,7 @@ def test_reference_lists_every_example_and_cli_verb() -> None:
     assert "## Logical forms" in readme
     for path in EXAMPLES:
         assert f"`{path.name}`" in readme, path.name
-    from kgdb.solve.lf_commands import lf
+    from kgdb.cli.lf import lf
 
     for verb in ("compile", "run"):
         assert f"kgdb lf {verb}" in readme and verb in lf.commands

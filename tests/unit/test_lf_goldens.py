@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from kgdb.cli.lf import render_compiled
 from kgdb.dialects import get_dialect
 from kgdb.dsl.logical_form import parse_plan
-from kgdb.solve.lf_commands import render_compiled
 from kgdb.solve.lf_compile import compile_plan
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from kgdb.cli.rules import compiled_cypher
 from kgdb.cypher.rules import count_conclusions, evaluate_facts, materialise_statements
 from kgdb.dialects import get_dialect
 from kgdb.dsl.rules_check import load_rules
 from kgdb.errors import DslSemanticError
-from kgdb.solve.rules_commands import compiled_cypher
 from tests.support.goldens import Case, assert_neo4j_lints_clean, validate_all
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from kgdb.solve.rules_commands import graph_store, kgdb_errors
+from kgdb.cli.context import current_context
 
 
 @click.command("records")
@@ -14,13 +14,11 @@ from kgdb.solve.rules_commands import graph_store, kgdb_errors
 @click.option("--file", "data_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="The data file (default: [file] path in the spec, relative to the spec).")
 @click.option("--batch-size", default=500, show_default=True, type=click.IntRange(1, 100_000))
-@kgdb_errors
 def records_command(spec: Path, data_file: Path | None, batch_size: int) -> None:
     """Load the rows of a CSV file as nodes (MERGE on id; loading twice changes nothing)."""
     from kgdb.load.records import load_records, read_spec
 
     parsed = read_spec(spec)
-    with graph_store() as store:
-        count = load_records(store, parsed, data_file, batch_size=batch_size)
+    count = load_records(current_context().store, parsed, data_file, batch_size=batch_size)
     click.echo(f"loaded {count} :{parsed.label} records from {data_file or parsed.path}")
 

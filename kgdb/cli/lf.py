@@ -1,6 +1,6 @@
 """CLI glue for logical forms: ``kgdb lf compile`` and ``kgdb lf run`` (``kgdb ask --solver
-lf`` lives with the other ``ask`` in :mod:`kgdb.retrieve.commands`). Commands use the store and
-embedder of the ``kgdb`` invocation (:func:`kgdb.cli_context.current_context`)."""
+lf`` lives with the other ``ask`` in :mod:`kgdb.cli.retrieve`). Commands use the store and
+embedder of the ``kgdb`` invocation (:func:`kgdb.cli.context.current_context`)."""
 
 from __future__ import annotations
 
@@ -10,17 +10,14 @@ from typing import Any
 
 import click
 
-from kgdb.cli_context import current_context
+from kgdb.cli.context import current_context
+from kgdb.cli.output import emit_json, json_option
 
 
 def _read(file: Path) -> str:
     from kgdb.text import read_text_file
 
     return read_text_file(file, what="logical form")
-
-
-def _echo_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
 def _llm_or_none() -> Any:
@@ -62,7 +59,7 @@ def lf() -> None:
               default="neo4j", show_default=True)
 @click.option("--link", "use_link", is_flag=True,
               help="Link names through the database first (otherwise names are used as written).")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option
 def lf_compile(file: Path, dialect_name: str, use_link: bool,
                as_json: bool) -> None:
     """Print the Cypher and parameters FILE compiles to, without running it."""
@@ -77,7 +74,7 @@ def lf_compile(file: Path, dialect_name: str, use_link: bool,
         links = link_plan(plan, StoreLinker(runtime.store, runtime.embedder))
     compiled = compile_plan(plan, get_dialect(dialect_name), links)
     if as_json:
-        _echo_json({
+        emit_json({
             "dialect": compiled.dialect, "linked": links is not None,
             "notes": list(compiled.notes),
             "ops": [
@@ -96,7 +93,7 @@ def lf_compile(file: Path, dialect_name: str, use_link: bool,
 @lf.command("run")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--no-link", is_flag=True, help="Match names exactly as written (no linking).")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option
 def lf_run(file: Path, no_link: bool, as_json: bool) -> None:
     """Run FILE on the graph and print each step's Cypher, its result, and the output."""
     from kgdb.dsl.logical_form import parse_plan
@@ -111,6 +108,6 @@ def lf_run(file: Path, no_link: bool, as_json: bool) -> None:
                         embedder=embedder, llm=_llm_or_none())
     result = executor.run(plan)
     if as_json:
-        _echo_json(result.to_json())
+        emit_json(result.to_json())
     else:
         click.echo(result.render())

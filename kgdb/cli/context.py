@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
 from kgdb.config import Settings
 from kgdb.engine.base import GraphStore
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class Context:
@@ -53,3 +57,12 @@ def current_context() -> Context:
         own = root.meta["kgdb.context"] = Context(None, None)
         root.call_on_close(own.close)
     return own
+
+
+def pass_context(func: F) -> F:
+    """Pass the invocation's :class:`Context` as the first argument (the one way commands get
+    the store, the embedder and the settings)."""
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return func(current_context(), *args, **kwargs)
+    return wrapper  # type: ignore[return-value]

@@ -1,6 +1,6 @@
 """CLI verbs for SimGRAG: ``kgdb pattern``, ``kgdb ask``, ``kgdb eval metaqa``, ``kgdb bench retrieve``.
 
-Registered in kgdb/cli.py (``pattern_command``, ``ask_command``, ``eval_group`` on the group,
+Registered in kgdb/cli/__init__.py (``pattern_command``, ``ask_command``, ``eval_group`` on the group,
 ``bench_retrieve_command`` under ``kgdb bench``). Expected failures are :class:`KgdbError`s,
 which ``kgdb.cli.main`` prints as one line with exit status 1.
 """
@@ -8,13 +8,13 @@ which ``kgdb.cli.main`` prints as one line with exit status 1.
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
+from kgdb.cli.output import emit_json, json_option
 from kgdb.dsl.pattern import pattern_triples
 from kgdb.errors import KgdbError
 from kgdb.retrieve.simgrag import DISTINCT, ENGINES, Retrieval, describe, search
@@ -59,7 +59,7 @@ def _metaqa_retrieval_options(func: F) -> F:
 def _open() -> tuple[contextlib.AbstractContextManager[Any], Any]:
     """The store (closed with the invocation, so ``with`` leaves it open) and embedder of the
     ``kgdb`` invocation (``--uri``/``--graph``)."""
-    from kgdb.cli_context import current_context
+    from kgdb.cli.context import current_context
 
     context = current_context()
     return contextlib.nullcontext(context.store), context.embedder
@@ -70,17 +70,11 @@ def _print_retrieval(result: Retrieval) -> None:
         click.echo(line)
 
 
-def _jsonable(value: Any) -> Any:
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    return str(value)
-
-
 @click.command("pattern")
 @click.argument("question")
 @click.option("--examples", default="metaqa", show_default=True,
               help="Few-shot examples: metaqa, factkg, or a JSON file.")
-@click.option("--json", "as_json", is_flag=True, help="Print the pattern as JSON.")
+@json_option
 def pattern_command(question: str, examples: str, as_json: bool) -> None:
     """Ask the LLM for QUESTION's pattern graph (SimGRAG query-to-pattern) and print it."""
     from kgdb.llm import ChatClient
@@ -88,8 +82,8 @@ def pattern_command(question: str, examples: str, as_json: bool) -> None:
 
     pattern = query_to_pattern(ChatClient(), question, load_examples(examples))
     if as_json:
-        click.echo(json.dumps({"question": question, "triples": pattern_triples(pattern),
-                               "pattern": pattern.to_json()}, indent=2, ensure_ascii=False))
+        emit_json({"question": question, "triples": pattern_triples(pattern),
+                               "pattern": pattern.to_json()})
         return
     for h, r, t in pattern_triples(pattern):
         click.echo(f"({h!r}, {r!r}, {t!r})")
@@ -106,7 +100,7 @@ def pattern_command(question: str, examples: str, as_json: bool) -> None:
 @click.option("--examples", default="metaqa", show_default=True,
               help="Few-shot examples: metaqa, factkg, or a JSON file.")
 @_retrieval_options
-@click.option("--json", "as_json", is_flag=True, help="Answer, evidence and Cypher as JSON.")
+@json_option
 def ask_command(question: str, solver: str, verify: bool, rounds: int, examples: str, k: int,
                 k_nodes: int, k_relations: int, k_types: int, engine: str, distinct: str,
                 as_json: bool) -> None:
@@ -124,8 +118,7 @@ def ask_command(question: str, solver: str, verify: bool, rounds: int, examples:
         with opened as store:
             solved = solve_lf(question, store, embedder, ChatClient(), rounds)
         if as_json:
-            click.echo(json.dumps(solved.to_json(), indent=2, ensure_ascii=False,
-                                  default=_jsonable))
+            emit_json(solved.to_json())
         else:
             click.echo(solved.render())
         return
@@ -144,7 +137,7 @@ def ask_command(question: str, solver: str, verify: bool, rounds: int, examples:
                    "pattern": pattern_triples(pattern), **result.to_json()}
         if verify:
             payload["verdict"] = answer.verdict
-        click.echo(json.dumps(payload, indent=2, ensure_ascii=False, default=_jsonable))
+        emit_json(payload)
         return
     click.echo(answer.text)
     if verify:
@@ -199,7 +192,7 @@ def _print_report(report: dict[str, Any]) -> None:
               help="Where patterns come from: 'oracle' (what a perfect model would write).")
 @_metaqa_retrieval_options
 @click.option("--limit", type=click.IntRange(1), help="Only the first N questions per file.")
-@click.option("--json", "as_json", is_flag=True, help="The full report as JSON.")
+@json_option
 def eval_metaqa_command(questions_files: tuple[Path, ...], patterns: str, k: int, k_nodes: int,
                         k_relations: int, k_types: int, engine: str, distinct: str,
                         limit: int | None, as_json: bool) -> None:
@@ -208,7 +201,7 @@ def eval_metaqa_command(questions_files: tuple[Path, ...], patterns: str, k: int
                          k_relations=k_relations, k_types=k_types, engine=engine,
                          distinct=distinct)
     if as_json:
-        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+        emit_json(report)
     else:
         _print_report(report)
 
@@ -219,7 +212,7 @@ def eval_metaqa_command(questions_files: tuple[Path, ...], patterns: str, k: int
               help="MetaQA question file(s) whose oracle patterns are retrieved.")
 @_metaqa_retrieval_options
 @click.option("--limit", type=click.IntRange(1), help="Only the first N questions per file.")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 def bench_retrieve_command(questions_files: tuple[Path, ...], k: int, k_nodes: int,
                            k_relations: int, k_types: int, engine: str, distinct: str,
                            limit: int | None, as_json: bool) -> None:
@@ -228,9 +221,8 @@ def bench_retrieve_command(questions_files: tuple[Path, ...], k: int, k_nodes: i
                          k_relations=k_relations, k_types=k_types, engine=engine,
                          distinct=distinct)
     if as_json:
-        click.echo(json.dumps({hop: {"questions": row["questions"],
-                                     "latency_ms": row["latency_ms"]}
-                               for hop, row in report["hops"].items()}, indent=2))
+        emit_json({hop: {"questions": row["questions"], "latency_ms": row["latency_ms"]}
+                   for hop, row in report["hops"].items()})
         return
     for hop, row in report["hops"].items():
         click.echo(f"{hop} ({row['questions']} questions, engine {engine})")

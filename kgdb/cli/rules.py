@@ -2,46 +2,23 @@
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import json
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
+from kgdb.cli.context import current_context
+from kgdb.cli.output import emit_json, json_option
 from kgdb.cypher import rules as cypher_rules
 from kgdb.dialects import Dialect, get_dialect
 from kgdb.dsl.rules_ast import RuleSet
 from kgdb.dsl.rules_check import load_rules
-from kgdb.engine.base import GraphStore
-from kgdb.errors import DslError, KgdbError
+from kgdb.errors import DslError
 from kgdb.solve.rules import Conclusion, evaluate
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 APPLY_TIME = "<set by kgdb rules apply>"
 """The ``evaluated_at`` shown by ``compile``; ``apply`` passes the current time."""
-
-
-def kgdb_errors(func: F) -> F:
-    """Expected failures print one clear message and exit 1, without a traceback."""
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except KgdbError as exc:
-            raise click.ClickException(str(exc)) from None
-    return wrapper  # type: ignore[return-value]
-
-
-@contextlib.contextmanager
-def graph_store() -> Iterator[GraphStore]:
-    """The store of the ``kgdb`` invocation (``--uri``/``--graph``); closed with it."""
-    from kgdb.cli_context import current_context
-
-    yield current_context().store
 
 
 def read_rules(path: Path) -> RuleSet:
@@ -91,7 +68,6 @@ def rules_group() -> None:
               help="neo4j or falkordb")
 @click.option("--label", default=None, help="Label of the nodes judged by rules without a subject type.")
 @click.option("--ruleset", default=None, help="Name stored on conclusions (default: the file name).")
-@kgdb_errors
 def compile_command(file: Path, dialect_name: str, label: str | None, ruleset: str | None) -> None:
     """Print the Cypher (and parameters) of FILE's rules; needs no database."""
     rules = read_rules(file)
@@ -105,14 +81,13 @@ def compile_command(file: Path, dialect_name: str, label: str | None, ruleset: s
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--label", default=None, help="Label of the nodes judged by rules without a subject type.")
 @click.option("--ruleset", default=None, help="Name stored on conclusions (default: the file name).")
-@kgdb_errors
 def apply_command(file: Path, label: str | None, ruleset: str | None) -> None:
     """Materialise FILE's conclusions as (node)-[:belongTo]->(:Concept) in the graph."""
     from kgdb.solve.rules_apply import apply_rules
 
     rules = read_rules(file)
-    with graph_store() as store:
-        report = apply_rules(store, rules, label=label, ruleset=ruleset or file.stem)
+    report = apply_rules(current_context().store, rules, label=label,
+                         ruleset=ruleset or file.stem)
     for description, rows in report.steps:
         click.echo(f"{description}: {rows}")
     click.echo(f"ruleset {report.ruleset!r} evaluated at {report.evaluated_at}")
@@ -124,11 +99,10 @@ def apply_command(file: Path, label: str | None, ruleset: str | None) -> None:
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--facts", "facts_json", required=True,
               help='The instance\'s properties as a JSON object, e.g. \'{"SystolicPressure": 160}\'.')
-@click.option("--json", "as_json", is_flag=True, help="Print the conclusions as JSON.")
+@json_option
 @click.option("--local", is_flag=True,
               help="Evaluate in Python (the reference evaluator) instead of in the database.")
 @click.option("--subject", default="input", show_default=True, help="How to name the instance.")
-@kgdb_errors
 def eval_command(file: Path, facts_json: str, as_json: bool, local: bool, subject: str) -> None:
     """Judge facts given with a question; writes nothing."""
     rules = read_rules(file)
@@ -149,12 +123,10 @@ def eval_command(file: Path, facts_json: str, as_json: bool, local: bool, subjec
     else:
         from kgdb.solve.rules_apply import ask
 
-        with graph_store() as store:
-            conclusions = ask(store, rules, facts)
+        conclusions = ask(current_context().store, rules, facts)
     if as_json:
-        click.echo(json.dumps({"facts": facts,
-                               "conclusions": [conclusion_json(subject, c) for c in conclusions]},
-                              ensure_ascii=False, indent=2))
+        emit_json({"facts": facts,
+                   "conclusions": [conclusion_json(subject, c) for c in conclusions]})
         return
     if not conclusions:
         click.echo("no conclusion")

@@ -1,0 +1,66 @@
+"""The ``kgdb`` command line: the root group, every command module registered on it, and
+:func:`main`. Expected failures print one line and exit 1 (2 for usage), through the one
+translation in :mod:`kgdb.cli.errors`."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import click
+
+from kgdb.cli.bench import bench
+from kgdb.cli.context import Context
+from kgdb.cli.db import db
+from kgdb.cli.demo import demo
+from kgdb.cli.errors import KgdbGroup
+from kgdb.cli.lf import lf
+from kgdb.cli.load import load
+from kgdb.cli.neo4j import neo4j_group
+from kgdb.cli.query import cypher, stats
+from kgdb.cli.retrieve import ask_command, bench_retrieve_command, eval_group, pattern_command
+from kgdb.cli.rules import rules_group
+from kgdb.cli.schema import schema
+
+__all__ = ["cli", "main"]
+
+
+@click.group("kgdb", cls=KgdbGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--uri", envvar="KGDB_URI", default=None,
+              help="neo4j://... or bolt://... for Neo4j; unset for the embedded FalkorDB.")
+@click.option("--graph", default=None, help="Graph name on FalkorDB (KGDB_GRAPH, default kgdb).")
+@click.version_option(package_name="kgdb")
+@click.pass_context
+def cli(ctx: click.Context, uri: str | None, graph: str | None) -> None:
+    """kgdb: knowledge-augmented retrieval inside a graph database."""
+    ctx.obj = Context(uri, graph)
+    ctx.call_on_close(ctx.obj.close)
+
+
+for _command in (neo4j_group, db, schema, load, rules_group, stats, cypher, bench, demo, lf,
+                 pattern_command, ask_command, eval_group):
+    cli.add_command(_command)
+bench.add_command(bench_retrieve_command)
+
+
+def _configure_logging() -> None:
+    from kgdb.config import debug_enabled
+
+    debug = debug_enabled()
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("kgdb: %(levelname)s: %(message)s"))
+    logger = logging.getLogger("kgdb")
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG if debug else logging.WARNING)
+    logger.propagate = False
+    # The Neo4j driver logs each retry of a managed transaction as a multi-line warning;
+    # kgdb reports the outcome itself, so those show only with KGDB_DEBUG.
+    driver_log = logging.getLogger("neo4j")
+    driver_log.addHandler(handler if debug else logging.NullHandler())
+    driver_log.propagate = False
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI (the console script); exits with the status of :mod:`kgdb.cli.errors`."""
+    _configure_logging()
+    cli.main(args=argv, prog_name="kgdb")

@@ -1,0 +1,106 @@
+"""``kgdb stats`` and ``kgdb cypher``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from kgdb.cli.context import Context, pass_context
+from kgdb.cli.output import emit_json, json_option, jsonable
+
+
+@click.command()
+@json_option
+@pass_context
+def stats(ctx: Context, as_json: bool) -> None:
+    """Counts by label and relationship type; indexes and their state."""
+    store = ctx.store
+    d = store.dialect
+    labels = {r["label"]: r["count"] for r in store.run(d.label_counts()).records()}
+    types = {r["type"]: r["count"] for r in store.run(d.relationship_type_counts()).records()}
+    infos = store.indexes()
+    indexes: list[dict[str, Any]] = [
+        {"kind": i.kind, "label": i.label, "properties": list(i.properties), "state": i.state,
+         **({"dimension": i.dimension} if i.dimension else {})} for i in infos]
+    engine = {**store.server_info(), "plugins": store.plugins()}
+    if as_json:
+        emit_json({"engine": engine, "labels": labels,
+                   "relationship_types": types, "indexes": indexes})
+        return
+    click.echo(store.address)
+    edition = f" ({engine['edition']})" if engine.get("edition") else ""
+    plugins = ", ".join(f"{p['title']} {p['version'] or '(version not reported)'}"
+                        for p in engine["plugins"]) or "none"
+    click.echo(f"engine: {engine['engine']} {engine['version']}{edition}; plugins: {plugins}")
+    click.echo("nodes by label:")
+    for name, count in labels.items():
+        click.echo(f"  {name:<28} {count:>10,}")
+    click.echo("relationships by type:")
+    for name, count in types.items():
+        click.echo(f"  {name:<28} {count:>10,}")
+    click.echo("indexes:")
+    for i in indexes:
+        dim = f" [{i['dimension']} dims]" if "dimension" in i else ""
+        click.echo(f"  {i['kind']:<9} :{i['label']}({', '.join(i['properties'])}){dim} "
+                   f"{i['state']}")
+
+
+# ---------------------------------------------------------------------- cypher
+def _parse_param(text: str) -> tuple[str, Any]:
+    from kgdb.text import TextError, check_param_name, check_statement, limits, text_problem
+
+    key, sep, raw = text.partition("=")
+    if not sep:
+        raise click.BadParameter(f"expected NAME=VALUE, got {text[:80]!r}", param_hint="--param")
+    problem = check_param_name(key)
+    if problem:
+        raise click.BadParameter(problem, param_hint="--param")
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    except RecursionError:
+        raise click.BadParameter(f"{key}: the JSON value is nested too deeply",
+                                 param_hint="--param") from None
+    # A string may end up in an indexed key (MERGE (:Entity {id: $v})), so --param strings
+    # follow the key limits of the text contract (kgdb/text.py).
+    try:
+        check_statement("", {key: value})
+    except TextError as exc:
+        raise click.BadParameter(str(exc), param_hint="--param") from None
+    if isinstance(value, str):
+        problem = text_problem(value, key=True, limit=limits())
+        if problem:
+            raise click.BadParameter(f"{key}: the value {problem}", param_hint="--param")
+    return key, value
+
+
+@click.command()
+@click.argument("query")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
+              help="A parameter; VALUE is JSON if it parses, else a string. Repeatable.")
+@click.option("--write", is_flag=True, help="Allow the query to write.")
+@json_option
+@pass_context
+def cypher(ctx: Context, query: str, params: tuple[str, ...], write: bool, as_json: bool) -> None:
+    """Run a Cypher QUERY (read-only unless --write)."""
+    values = dict(_parse_param(p) for p in params)
+    result = ctx.store.run(query, values, write=write)
+    if as_json:
+        emit_json({"columns": result.columns, "rows": result.records(), "stats": result.stats})
+        return
+    if result.columns:
+        click.echo("\t".join(result.columns))
+        for row in result.rows:
+            click.echo("\t".join(_cell(v) for v in row))
+    changes = {k: v for k, v in result.stats.items() if v and k != "run_time_ms"}
+    if changes:
+        click.echo(", ".join(f"{k.replace('_', ' ')}: {int(v)}" for k, v in changes.items()))
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(jsonable(value), ensure_ascii=False)
