@@ -11,42 +11,17 @@ import click
 from kgdb.cli.context import current_context
 from kgdb.cli.output import emit_json, json_option
 from kgdb.cypher import rules as cypher_rules
-from kgdb.dialects import Dialect, get_dialect
+from kgdb.dialects import get_dialect
 from kgdb.dsl.rules_ast import RuleSet
 from kgdb.dsl.rules_check import load_rules
 from kgdb.errors import DslError
 from kgdb.solve.rules import Conclusion, evaluate
-
-APPLY_TIME = "<set by kgdb rules apply>"
-"""The ``evaluated_at`` shown by ``compile``; ``apply`` passes the current time."""
 
 
 def read_rules(path: Path) -> RuleSet:
     from kgdb.text import read_text_file
 
     return load_rules(read_text_file(path, what="rule file"), str(path))
-
-
-def compiled_cypher(dialect: Dialect, rules: RuleSet, *, label: str | None, ruleset: str,
-                    header: str = "") -> str:
-    """Every statement of ``rules`` for ``dialect``, with its parameters, as a readable script."""
-    out = [f"// {header}"] if header else []
-    out.append(f"// Dialect: {dialect.NAME}. Values are parameters (shown above each statement).")
-    out.append("")
-    out.append("// ==== Materialise (kgdb rules apply): run in this order; each statement is "
-               "idempotent.")
-    statements = cypher_rules.materialise_statements(dialect, rules, label=label, ruleset=ruleset,
-                                                     evaluated_at=APPLY_TIME)
-    for i, (description, statement) in enumerate(statements, 1):
-        out.append(f"// -- {i}. {description}")
-        out.append(f"// params: {json.dumps(statement.params, ensure_ascii=False, sort_keys=True)}")
-        out.append(statement.text + ";")
-        out.append("")
-    ask = cypher_rules.evaluate_facts(dialect, rules)
-    out.append("// ==== Ask time (kgdb rules eval): read-only, judges the map $facts.")
-    out.append(f"// params: {json.dumps(ask.params, ensure_ascii=False, sort_keys=True)}")
-    out.append(ask.text + ";")
-    return "\n".join(out) + "\n"
 
 
 def conclusion_json(subject: str, c: Conclusion) -> dict[str, Any]:
@@ -72,7 +47,7 @@ def compile_command(file: Path, dialect_name: str, label: str | None, ruleset: s
     """Print the Cypher (and parameters) of FILE's rules; needs no database."""
     rules = read_rules(file)
     dialect = get_dialect(dialect_name)
-    click.echo(compiled_cypher(dialect, rules, label=label, ruleset=ruleset or file.stem,
+    click.echo(cypher_rules.script(dialect, rules, label=label, ruleset=ruleset or file.stem,
                                header=f"kgdb rules compile {file.name} --dialect {dialect.NAME}"
                                       + (f" --label {label}" if label else "")), nl=False)
 

@@ -82,3 +82,9 @@ def merge_setting() -> Statement:
 def read_setting() -> Statement:
     return Statement(
         "MATCH (m:KgdbMeta {key: $key}) RETURN m.model AS model, m.dimension AS dimension")
+
+
+def vector_probe(d: Dialect, label: str, prop: str, dimension: int) -> Statement:
+    """One vector query against the index of ``label.prop``: it fails until the index serves."""
+    call = d.vector_search_call(label, prop, "$k", "$vector")
+    return Statement(f"{call} RETURN count(*) AS n", {"k": 1, "vector": [0.0] * dimension})

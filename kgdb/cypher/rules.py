@@ -23,6 +23,7 @@ run that stops half-way is finished by running it again (FalkorDB has no transac
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from kgdb.dialects.base import Dialect
@@ -267,3 +268,30 @@ def evaluate_facts(dialect: Dialect, rules: RuleSet) -> Statement:
         "RETURN conclusion.concept AS concept"
     )
     return Statement(text, {**pool.params, "facts": {}})
+
+
+APPLY_TIME = "<set by kgdb rules apply>"
+"""The ``evaluated_at`` a script shows; ``kgdb rules apply`` passes the current time."""
+
+
+def script(dialect: Dialect, rules: RuleSet, *, label: str | None, ruleset: str,
+                    header: str = "") -> str:
+    """Every statement of ``rules`` for ``dialect``, with its parameters, as a readable script
+    (``kgdb rules compile``)."""
+    out = [f"// {header}"] if header else []
+    out.append(f"// Dialect: {dialect.NAME}. Values are parameters (shown above each statement).")
+    out.append("")
+    out.append("// ==== Materialise (kgdb rules apply): run in this order; each statement is "
+               "idempotent.")
+    statements = materialise_statements(dialect, rules, label=label, ruleset=ruleset,
+                                                     evaluated_at=APPLY_TIME)
+    for i, (description, statement) in enumerate(statements, 1):
+        out.append(f"// -- {i}. {description}")
+        out.append(f"// params: {json.dumps(statement.params, ensure_ascii=False, sort_keys=True)}")
+        out.append(statement.text + ";")
+        out.append("")
+    ask = evaluate_facts(dialect, rules)
+    out.append("// ==== Ask time (kgdb rules eval): read-only, judges the map $facts.")
+    out.append(f"// params: {json.dumps(ask.params, ensure_ascii=False, sort_keys=True)}")
+    out.append(ask.text + ";")
+    return "\n".join(out) + "\n"

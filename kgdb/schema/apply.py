@@ -17,7 +17,7 @@ from kgdb.embed.base import Embedder
 from kgdb.engine.base import GraphStore
 from kgdb.errors import EmbeddingDimensionError, SchemaError, StatementError
 from kgdb.schema.model import Schema, TypeDef
-from kgdb.statement import Operation, Statement
+from kgdb.statement import Operation
 
 EMBEDDING_KEY = "embedding"
 
@@ -265,12 +265,11 @@ def await_indexes(store: GraphStore, timeout_s: float = 600.0,
                 f"{i.kind} :{i.label}({', '.join(i.properties)}) {i.state}" for i in pending))
         time.sleep(0.1)
     for info in vectors:
-        probe = Statement(store.dialect.vector_search_call(info.label, info.properties[0], "$k",
-                                                           "$vector") + " RETURN count(*) AS n")
-        zero = [0.0] * int(info.dimension or 1)
+        probe = catalog.vector_probe(store.dialect, info.label, info.properties[0],
+                                     int(info.dimension or 1))
         while True:
             try:
-                store.run(probe, {"k": 1, "vector": zero})
+                store.run(probe)
                 break
             except StatementError:
                 if time.monotonic() > deadline:

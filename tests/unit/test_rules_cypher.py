@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kgdb.cli.rules import compiled_cypher
-from kgdb.cypher.rules import count_conclusions, evaluate_facts, materialise_statements
+from kgdb.cypher.rules import count_conclusions, evaluate_facts, materialise_statements, script
 from kgdb.dialects import get_dialect
 from kgdb.dsl.rules_check import load_rules
 from kgdb.errors import DslSemanticError
@@ -90,7 +89,7 @@ def test_materialise_needs_a_label_when_no_subject() -> None:
 def test_exported_hypertension_cypher_is_current(dialect: str) -> None:
     source = ROOT / "dsl" / "examples" / "hypertension.rules"
     rules = load_rules(source.read_text(), str(source))
-    expected = compiled_cypher(
+    expected = script(
         get_dialect(dialect), rules, label="Patient", ruleset="hypertension",
         header=f"kgdb rules compile hypertension.rules --dialect {dialect} --label Patient")
     golden = ROOT / "cypher" / dialect / "hypertension.cypher"
