@@ -64,8 +64,11 @@ class KgdbGroup(click.Group):
              **extra: Any) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, False, **extra)
-        sys.exit(translate(lambda: click.Group.main(self, args, prog_name or "kgdb",
-                                                    complete_var, False, **extra)))
+        code = translate(lambda: click.Group.main(self, args, prog_name or "kgdb",
+                                                  complete_var, False, **extra))
+        if code:  # success returns, as kgdb.cli.main always has
+            sys.exit(code)
+        return None
 
 
 def run_cli(args: Sequence[str]) -> tuple[int, str, str]:
