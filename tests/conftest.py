@@ -175,11 +175,35 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """Start the session's Neo4j in the background as soon as a collected test needs it."""
     if os.environ.get("KGDB_NEO4J_URI") or not _maven_neo4j_possible():
         return
-    if any("neo4j" in getattr(item, "fixturenames", ()) or "[neo4j" in item.nodeid
-           for item in session.items):
+    if any(_needs_neo4j(item) for item in session.items):
         thread = threading.Thread(target=_start_maven_neo4j, name="neo4j-start", daemon=True)
         _neo4j_start["thread"] = thread
         thread.start()
+
+
+_NEO4J_FIXTURES = {"neo4j_settings", "neo4j_store"}
+_ENGINE_PARAMS = {"db_engine", "metaqa_store"}
+
+
+def _needs_neo4j(item: pytest.Item) -> bool:
+    """Whether a selected test will ask for the session's Neo4j: it names a Neo4j fixture or
+    runs with an engine parameter set to neo4j (a unit test parametrized by dialect does not)."""
+    if _NEO4J_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return True
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return any(params.get(name) == "neo4j" for name in _ENGINE_PARAMS)
+
+
+def _stop_session_neo4j() -> None:
+    """Stop the session's Neo4j even when no test asked for it after it was started (a run
+    interrupted, or selected tests that all skipped): a test run never leaves a server behind."""
+    thread = _neo4j_start.get("thread")
+    if thread is None:
+        return
+    from kgdb.engine.neo4j_local import LocalNeo4j
+
+    thread.join()
+    LocalNeo4j(_NEO4J_HOME).stop()
 
 
 @pytest.hookimpl(trylast=True)  # after pytest's own grouping by fixture parameters
@@ -259,6 +283,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         sys.stderr.write(f"KGDB_REQUIRE_NEO4J=1: {len(_neo4j_skips)} Neo4j test(s) skipped, "
                          f"e.g. {_neo4j_skips[0]}; failing the run\n")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    _stop_session_neo4j()
 
 
 @pytest.fixture(scope="session")
