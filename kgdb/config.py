@@ -7,6 +7,7 @@ variable, which the command line prints as one line."""
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,7 +62,17 @@ class Environment(BaseSettings):
 
 
 def environment() -> Environment:
-    """The environment, validated now (so a change by a test or a caller is seen)."""
+    """The environment, validated whenever one of its variables changed (so a change by a test
+    or a caller is seen), and otherwise the same object: callers read it per value (the text
+    contract checks every field of every loaded row), so it must cost a few dict lookups."""
+    return _validated(tuple(os.environ.get(name) for name in _FIELDS))
+
+
+_FIELDS = tuple(Environment.model_fields)
+
+
+@functools.lru_cache(maxsize=8)
+def _validated(snapshot: tuple[str | None, ...]) -> Environment:
     try:
         return Environment()
     except ValidationError as exc:

@@ -33,6 +33,7 @@ Nothing else is changed: a value that passes is stored verbatim on both engines.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
@@ -85,7 +86,18 @@ class TextLimits:
         return cls(**values)
 
 
+_LIMIT_VARIABLES = tuple(f"KGDB_MAX_{name.upper()}" for name in
+                         ("key_bytes", "value_bytes", "program_bytes", "file_bytes", "line_bytes"))
+
+
 def limits() -> TextLimits:
+    """The limits in force. Checked for every field of every loaded row, so the environment is
+    validated again only when one of the ``KGDB_MAX_*`` variables changed."""
+    return _limits_for(tuple(os.environ.get(name) for name in _LIMIT_VARIABLES))
+
+
+@functools.lru_cache(maxsize=8)
+def _limits_for(snapshot: tuple[str | None, ...]) -> TextLimits:
     return TextLimits.from_env()
 
 
