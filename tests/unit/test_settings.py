@@ -115,3 +115,20 @@ def test_help_and_version_exit_0() -> None:
     assert code == 0 and "Usage: kgdb" in out and err == ""
     code, out, _ = run_cli(["--version"])
     assert code == 0 and "version" in out
+
+
+def test_settings_are_validated_again_only_after_a_change(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The text contract reads its limits for every loaded value: an unchanged environment must
+    give back the already-validated object, and any change must be seen at once."""
+    from kgdb.text import limits
+
+    monkeypatch.delenv("KGDB_MAX_KEY_BYTES", raising=False)
+    assert environment() is environment()
+    assert limits() is limits()
+    monkeypatch.setenv("KGDB_TIMEOUT", "12")
+    assert environment().KGDB_TIMEOUT == 12.0
+    monkeypatch.setenv("KGDB_MAX_KEY_BYTES", "10")
+    assert limits().key_bytes == 10
+    monkeypatch.setenv("KGDB_MAX_KEY_BYTES", "abc")
+    with pytest.raises(ConfigError, match="KGDB_MAX_KEY_BYTES"):
+        limits()
