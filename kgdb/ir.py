@@ -8,8 +8,9 @@ it into Cypher.
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from kgdb.errors import KgdbError
 
@@ -122,23 +123,14 @@ class Pattern:
 
     def components(self) -> list[Pattern]:
         """Connected components, each a pattern of its own (in order of first node)."""
-        parent = {n.var: n.var for n in self.nodes}
-
-        def find(v: str) -> str:
-            while parent[v] != v:
-                parent[v] = parent[parent[v]]
-                v = parent[v]
-            return v
-
-        for e in self.edges:
-            parent[find(e.source)] = find(e.target)
-        groups: dict[str, list[NodeRef]] = {}
-        for n in self.nodes:
-            groups.setdefault(find(n.var), []).append(n)
-        return [
-            Pattern(tuple(ns), tuple(e for e in self.edges if find(e.source) == root))
-            for root, ns in groups.items()
-        ]
+        groups = connected_groups([n.var for n in self.nodes],
+                                  [(e.source, e.target) for e in self.edges])
+        out = []
+        for group in groups:
+            members = set(group)
+            out.append(Pattern(tuple(n for n in self.nodes if n.var in members),
+                               tuple(e for e in self.edges if e.source in members)))
+        return out
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -149,6 +141,196 @@ class Pattern:
                        "directed": e.directed,
                        "constraints": [vars(c) for c in e.constraints]} for e in self.edges],
         }
+
+
+def connected_groups(items: Iterable[Hashable],
+                     links: Iterable[tuple[Hashable, Hashable]]) -> list[list[Any]]:
+    """Group ``items`` by the ``links`` between them (union-find), groups and members in order
+    of first appearance. kgdb's one union-find: pattern components, logical-form step groups."""
+    parent: dict[Hashable, Hashable] = {}
+    order: list[Hashable] = []
+
+    def find(x: Hashable) -> Hashable:
+        if x not in parent:
+            parent[x] = x
+            order.append(x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for item in items:
+        find(item)
+    for a, b in links:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[rb] = ra
+    groups: dict[Hashable, list[Any]] = {}
+    for x in order:
+        groups.setdefault(find(x), []).append(x)
+    return list(groups.values())
+
+
+# ---------------------------------------------------------------------- the linked pattern
+Distinctness = Literal["all", "known", "edges"]
+"""Which pattern nodes must map to different entities:
+
+``all``
+    every pair (subgraph isomorphism: SimGRAG's paper);
+``known``
+    a known node differs from every node and neighbours differ, but two unknown nodes that
+    are not neighbours may coincide (MetaQA's answers allow it: the writer of one film may
+    direct the next);
+``edges``
+    nodes may coincide; only relationships are pairwise distinct (Cypher's own semantics,
+    used by logical forms).
+
+Relationships are pairwise distinct under every choice."""
+
+DISTINCTNESS: tuple[str, ...] = ("all", "known", "edges")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A graph node that a pattern text links to: an entity, a relation type or an entity
+    type, with the exact L2 distance between the text's embedding and the node's (0.0 when it
+    was linked by its name)."""
+
+    id: str
+    """The node's key: ``Entity.id``, or the relationship type / label it stands for."""
+    name: str
+    """Its human text: the entity's name, the relation type's text."""
+    distance: float = 0.0
+
+
+@dataclass(frozen=True)
+class LinkedNode:
+    """A pattern node and what linking decided for it."""
+
+    ref: NodeRef
+    candidates: tuple[Candidate, ...] | None = None
+    """Entities the node may map to, closest first (an empty tuple: its name linked to
+    nothing, so nothing matches); None: not restricted to candidates (an unknown node, or a
+    name matched exactly as written, see ``name``)."""
+    labels: tuple[str, ...] = ()
+    """Entity-type labels any of which the node must carry (empty: no type condition)."""
+    name: str | None = None
+    """Match the node by exactly this name (a pattern compiled without a database)."""
+
+    @property
+    def var(self) -> str:
+        return self.ref.var
+
+
+@dataclass(frozen=True)
+class LinkedEdge:
+    """A pattern edge and the relationship types it may have."""
+
+    ref: EdgeRef
+    types: tuple[Candidate, ...] | None = None
+    """Relationship types (``Candidate.id``), closest first; None: any relationship that is
+    not one of the knowledge layer's structural ones."""
+
+    @property
+    def var(self) -> str:
+        return self.ref.var
+
+    @property
+    def type_names(self) -> tuple[str, ...]:
+        return tuple(c.id for c in self.types or ())
+
+
+@dataclass(frozen=True)
+class LinkedPattern:
+    """The one linked representation every solver consumes: the pattern, per variable its
+    candidates, labels and relation types, and explicit direction (on each edge),
+    distinctness and constraints (on each node and edge)."""
+
+    pattern: Pattern
+    nodes: tuple[LinkedNode, ...]
+    edges: tuple[LinkedEdge, ...]
+    distinct: Distinctness = "all"
+    notes: tuple[str, ...] = ()
+    """What linking could not do (a name that matched nothing, a type that labels nothing)."""
+
+    def __post_init__(self) -> None:
+        if [n.var for n in self.nodes] != [n.var for n in self.pattern.nodes] or \
+                [e.var for e in self.edges] != [e.var for e in self.pattern.edges]:
+            raise PatternError("a linked pattern must link every node and edge, in order")
+        if self.distinct not in DISTINCTNESS:
+            raise PatternError(f"unknown node distinctness {self.distinct!r}; choose one of "
+                               f"{', '.join(DISTINCTNESS)}")
+
+    def node(self, var: str) -> LinkedNode:
+        for n in self.nodes:
+            if n.var == var:
+                return n
+        raise PatternError(f"no node {var!r} in the pattern")
+
+    def edge(self, var: str) -> LinkedEdge:
+        for e in self.edges:
+            if e.var == var:
+                return e
+        raise PatternError(f"no edge {var!r} in the pattern")
+
+    def index(self, var: str) -> int:
+        return [n.var for n in self.nodes].index(var)
+
+    def components(self) -> list[LinkedPattern]:
+        """Connected components, each linked as here (in order of first node)."""
+        return [self.restrict(c) for c in self.pattern.components()]
+
+    def restrict(self, part: Pattern) -> LinkedPattern:
+        """This pattern's links for ``part``, a sub-pattern of its pattern."""
+        nodes = {n.var: n for n in self.nodes}
+        edges = {e.var: e for e in self.edges}
+        return LinkedPattern(part, tuple(nodes[n.var] for n in part.nodes),
+                             tuple(edges[e.var] for e in part.edges), self.distinct,
+                             self.notes)
+
+    @property
+    def unmatchable(self) -> bool:
+        """Some name or relation linked to nothing, so no subgraph can match."""
+        return any(n.candidates == () for n in self.nodes) or any(
+            e.types == () for e in self.edges)
+
+    def must_differ(self, a: int, b: int) -> bool:
+        """Whether nodes ``a`` and ``b`` (indexes) must map to different entities."""
+        if self.distinct == "all":
+            return True
+        if self.distinct == "edges":
+            return False
+        if self.nodes[a].ref.known or self.nodes[b].ref.known:
+            return True
+        va, vb = self.nodes[a].var, self.nodes[b].var
+        return any({e.source, e.target} == {va, vb} for e in self.pattern.edges)
+
+    def linked_ids(self) -> list[str]:
+        """Every candidate entity id, in node order (the entities the pattern names)."""
+        return list(dict.fromkeys(c.id for n in self.nodes for c in n.candidates or ()))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pattern": self.pattern.to_json(), "distinct": self.distinct,
+            "nodes": {n.var: {"candidates": None if n.candidates is None else
+                              [vars(c) for c in n.candidates],
+                              "labels": list(n.labels), "name": n.name} for n in self.nodes},
+            "edges": {e.var: None if e.types is None else [vars(c) for c in e.types]
+                      for e in self.edges},
+            "notes": list(self.notes),
+        }
+
+
+def unlinked(pattern: Pattern, distinct: Distinctness = "all",
+             notes: Sequence[str] = ()) -> LinkedPattern:
+    """A pattern linked without a database: names match exactly as written, relation phrases
+    are relationship types as written, type hints add no condition."""
+    return LinkedPattern(
+        pattern,
+        tuple(LinkedNode(n, name=n.name) for n in pattern.nodes),
+        tuple(LinkedEdge(e, tuple(Candidate(p, p) for p in e.phrases) if e.phrases else None)
+              for e in pattern.edges),
+        distinct, tuple(notes))
 
 
 UNKNOWN_PREFIX = "UNKNOWN"

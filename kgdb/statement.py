@@ -45,3 +45,24 @@ class EngineCommand:
 
 
 Operation = Statement | EngineCommand
+
+
+def shown_params(params: dict[str, Any], *, max_items: int = 20) -> dict[str, Any]:
+    """Parameters as a person reads them: embedding vectors become ``<384-d vector>`` and long
+    lists are cut to their first ``max_items`` items (with a count of the rest)."""
+
+    def shown(value: Any) -> Any:
+        if hasattr(value, "tolist"):
+            value = value.tolist()
+        if isinstance(value, list | tuple):
+            if len(value) >= 32 and all(isinstance(x, float) for x in value):
+                return f"<{len(value)}-d vector>"
+            items = [shown(x) for x in value[:max_items]]
+            if len(value) > max_items:
+                items.append(f"... {len(value) - max_items} more")
+            return items
+        if isinstance(value, dict):
+            return {k: shown(v) for k, v in value.items()}
+        return value
+
+    return {k: shown(v) for k, v in params.items()}

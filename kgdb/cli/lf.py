@@ -65,17 +65,15 @@ def lf_compile(file: Path, dialect_name: str, use_link: bool,
     """Print the Cypher and parameters FILE compiles to, without running it."""
     from kgdb.dialects import get_dialect
     from kgdb.dsl.logical_form import parse_plan
-    from kgdb.solve.lf_compile import CypherOp, StoreLinker, compile_plan, link_plan
+    from kgdb.solve.lf_compile import CypherOp, compile_plan, store_linker
 
     plan = parse_plan(_read(file), str(file))
-    links = None
     runtime = current_context()
-    if use_link:
-        links = link_plan(plan, StoreLinker(runtime.store, runtime.embedder))
-    compiled = compile_plan(plan, get_dialect(dialect_name), links)
+    linker = store_linker(runtime.store, runtime.embedder) if use_link else None
+    compiled = compile_plan(plan, get_dialect(dialect_name), linker)
     if as_json:
         emit_json({
-            "dialect": compiled.dialect, "linked": links is not None,
+            "dialect": compiled.dialect, "linked": compiled.linked,
             "notes": list(compiled.notes),
             "ops": [
                 {"steps": [i + 1 for i in op.steps], "kind": op.kind,
@@ -97,14 +95,14 @@ def lf_compile(file: Path, dialect_name: str, use_link: bool,
 def lf_run(file: Path, no_link: bool, as_json: bool) -> None:
     """Run FILE on the graph and print each step's Cypher, its result, and the output."""
     from kgdb.dsl.logical_form import parse_plan
-    from kgdb.solve.lf_compile import StoreLinker
+    from kgdb.solve.lf_compile import store_linker
     from kgdb.solve.lf_run import Executor
 
     plan = parse_plan(_read(file), str(file))
     runtime = current_context()
     embedder = runtime.embedder  # loads the model only if linking or chunk search embeds
     executor = Executor(runtime.store,
-                        linker=None if no_link else StoreLinker(runtime.store, embedder),
+                        linker=None if no_link else store_linker(runtime.store, embedder),
                         embedder=embedder, llm=_llm_or_none())
     result = executor.run(plan)
     if as_json:

@@ -59,17 +59,32 @@ def merge_concepts(d: Dialect, concept_type: str) -> Statement:
         f"c.embedding = {d.vector_value('row.embedding')}", write=True, idempotent=True)
 
 
-def merge_isa(d: Dialect, label: str, key: str) -> Statement:
-    """``$rows``: {child, parent} keys of ``label`` nodes; ``(child)-[:isA]->(parent)``.
-
-    Type hierarchies use ``(EntityType, name)``, concept trees ``(Concept, id)``.
-    """
+def _merge_links(d: Dialect, label: str, key: str, relationship: str) -> Statement:
+    """``relationship`` is Cypher text already: the constant ``isA``, or a name ``d.ident``
+    quoted."""
     label, key = d.ident(label), d.ident(key)
     return Statement(
         "UNWIND $rows AS row\n"
         f"MATCH (c:{label} {{{key}: row.child}})\n"
         f"MATCH (p:{label} {{{key}: row.parent}})\n"
-        "MERGE (c)-[:isA]->(p)", write=True, idempotent=True)
+        f"MERGE (c)-[:{relationship}]->(p)", write=True, idempotent=True)
+
+
+def merge_isa(d: Dialect, label: str, key: str) -> Statement:
+    """``$rows``: {child, parent} keys of ``label`` nodes; ``(child)-[:isA]->(parent)``.
+
+    Type hierarchies use ``(EntityType, name)``: they are always ``isA``.
+    """
+    return _merge_links(d, label, key, "isA")
+
+
+def merge_hierarchy(d: Dialect, label: str, key: str, predicate: str) -> Statement:
+    """``$rows``: {child, parent} keys of ``label`` nodes; ``(child)-[:predicate]->(parent)``.
+
+    Concept trees use ``(Concept, id)`` and their type's ``hypernymPredicate`` (``isA`` or
+    ``locateAt``). A relationship type cannot be a parameter, so it is quoted like a label.
+    """
+    return _merge_links(d, label, key, d.ident(predicate))
 
 
 def merge_setting() -> Statement:

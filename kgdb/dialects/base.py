@@ -103,6 +103,9 @@ class Dialect:
     FULLTEXT_OR: ClassVar[str] = " OR "
     """How alternatives are joined in a full-text query."""
 
+    FULLTEXT_AND: ClassVar[str] = " AND "
+    """How words that must all occur are joined in a full-text query."""
+
     UNIQUE_NEEDS_RANGE_INDEX: ClassVar[bool] = False
     """Whether a uniqueness constraint needs its own range index created first."""
 
@@ -153,15 +156,16 @@ class Dialect:
             for b in variables[i + 1 :]
         ]
 
-    def fulltext_query_text(self, text: str) -> str:
-        """Escape free text into an OR-query of its words for the engine's full-text syntax."""
+    def fulltext_query_text(self, text: str, *, every_word: bool = False) -> str:
+        """Escape free text into a query of its words for the engine's full-text syntax: any
+        word (OR), or ``every_word`` (AND). Empty when no word is left."""
         words = [w for w in re.split(r"\s+", text.strip()) if w]
         escaped = []
         for word in words:
             out = "".join("\\" + ch if ch in self.FULLTEXT_SPECIAL else ch for ch in word)
             if out.strip("\\"):
                 escaped.append(out)
-        return self.FULLTEXT_OR.join(escaped)
+        return (self.FULLTEXT_AND if every_word else self.FULLTEXT_OR).join(escaped)
 
     @staticmethod
     def string_literal(text: str) -> str:
@@ -225,9 +229,10 @@ class Dialect:
         raise NotImplementedError
 
     def nearest_nodes(
-        self, label: str, prop: str, *, returns: Sequence[str] = ("id", "name")
+        self, label: str, prop: str, vector: Sequence[float], k: int, *,
+        returns: Sequence[str] = ("id", "name")
     ) -> Statement:
-        """The ``$k`` nodes of ``label`` whose ``prop`` is closest to ``$vector``, by L2."""
+        """The ``k`` nodes of ``label`` whose ``prop`` is closest to ``vector``, by L2."""
         call = self.vector_search_call(label, prop, "$k", "$vector")
         projections = ", ".join(f"node.{self.ident(p)} AS {self.ident(p)}" for p in returns)
         text = (
@@ -237,7 +242,7 @@ class Dialect:
             "ORDER BY distance ASC\n"
             "LIMIT $k"
         )
-        return Statement(text)
+        return Statement(text, {"k": int(k), "vector": [float(x) for x in vector]})
 
     def fulltext_search_call(self, label: str, props: Sequence[str], query: str) -> str:
         """``CALL ... YIELD node, score`` over the full-text index of ``label``."""

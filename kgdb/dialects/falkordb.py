@@ -43,6 +43,8 @@ class FalkorDBDialect(Dialect):
     FULLTEXT_OR: ClassVar[str] = " | "
     """RediSearch joins terms with AND by default; ``|`` is OR."""
 
+    FULLTEXT_AND: ClassVar[str] = " "
+
     VECTOR_INDEX_OPTIONS: ClassVar[str] = "M: 16, efConstruction: 64, efRuntime: 256"
     """HNSW settings, measured on the 43k MetaQA names against exact numpy neighbours. The
     default efRuntime (10) gave recall@16 0.935 with some queries at 0/16; efRuntime 256

@@ -224,7 +224,8 @@ def _apply_concepts(store: GraphStore, t: TypeDef, embedder: Embedder) -> int:
     links = [{"child": concept_id(t.name, n), "parent": concept_id(t.name, p)}
              for n, p in pairs if p]
     if links:
-        store.run(catalog.merge_isa(store.dialect, "Concept", "id"), {"rows": links})
+        store.run(catalog.merge_hierarchy(store.dialect, "Concept", "id", t.hypernym_predicate),
+                  {"rows": links})
     return len(pairs)
 
 

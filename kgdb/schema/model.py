@@ -15,8 +15,13 @@ BUILTIN_RELATIONS = {
     "supporting_chunks": ("instance", "Chunk"),
     "belongTo": ("instance", "Concept"),
     "isA": ("Concept", "Concept"),
+    "locateAt": ("Concept", "Concept"),
 }
-"""The mutual-index and alignment relations of KAG (source, target)."""
+"""The mutual-index and alignment relations of KAG (source, target). A concept tree links a
+concept to its parent with its type's ``hypernymPredicate``: ``isA`` or ``locateAt``."""
+
+HYPERNYM_PREDICATES = ("isA", "locateAt")
+"""The relationship types a ConceptType's ``hypernymPredicate`` may name (SPG's two)."""
 
 BASE_LABELS = {"entity": "Entity", "event": "Event", "concept": "Concept"}
 """The label every instance of a kind carries next to its type's label."""
@@ -24,7 +29,12 @@ BASE_LABELS = {"entity": "Entity", "event": "Event", "concept": "Concept"}
 SCALAR_TYPES = {"Text", "Integer", "Float", "Boolean", "Date", "STD.Text", "STD.Integer",
                 "STD.Float", "STD.Boolean", "STD.Date"}
 PROPERTY_INDEXES = {"Text", "Range"}
-PROPERTY_CONSTRAINTS = {"NotNull", "MultiValue", "Unique"}
+PROPERTY_CONSTRAINTS = {"NotNull", "Unique"}
+"""The property constraints kgdb applies: ``Unique`` as a uniqueness constraint, ``NotNull`` as
+a property-existence constraint where the engine has one (see kgdb/schema/apply.py)."""
+UNENFORCED_CONSTRAINTS = {"MultiValue", "Regular"}
+"""SPG constraints kgdb recognises but does not enforce (no engine constraint, no check of
+its own); a schema that names one is refused rather than applied without it."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +88,8 @@ class TypeDef:
     relations: tuple[RelationDef, ...] = ()
     concepts: tuple[ConceptNode, ...] = ()
     hypernym_predicate: str = "isA"
+    """The relationship type from a concept to its parent in this type's concept tree: one of
+    ``HYPERNYM_PREDICATES``."""
     line: int = 0
 
     @property

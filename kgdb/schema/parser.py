@@ -15,8 +15,8 @@
     Director: Person                      # a subtype of Person
 
     DiseaseSeverity: ConceptType
-        hypernymPredicate: isA
-        concepts:                          # an isA tree, by indentation
+        hypernymPredicate: isA             # or locateAt: the concept -> parent relationship
+        concepts:                          # a tree, by indentation
             Hypertension
                 Grade 1 Hypertension
 
@@ -29,13 +29,15 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from kgdb.errors import SchemaError
+from kgdb.errors import SchemaError, did_you_mean
 from kgdb.schema.model import (
     BUILTIN_PROPERTIES,
+    HYPERNYM_PREDICATES,
     KINDS,
     PROPERTY_CONSTRAINTS,
     PROPERTY_INDEXES,
     SCALAR_TYPES,
+    UNENFORCED_CONSTRAINTS,
     ConceptNode,
     PropertyDef,
     RelationDef,
@@ -77,6 +79,8 @@ def parse_schema(text: str, source: str = "<schema>") -> Schema:
 class _Parser:
     def __init__(self, source: str) -> None:
         self.source = source
+        self.hypernym_lines: dict[str, int] = {}
+        """Type name -> line of its ``hypernymPredicate:`` (checked once kinds are resolved)."""
 
     def error(self, line: int, message: str) -> SchemaError:
         return SchemaError(f"{self.source}:{line}: {message}")
@@ -146,9 +150,12 @@ class _Parser:
             if key == "desc":
                 description = rest
             elif key == "hypernymPredicate":
-                if rest not in ("isA", "locateAt"):
-                    raise self.error(child.number, f"unknown hypernymPredicate {rest!r}")
+                if rest not in HYPERNYM_PREDICATES:
+                    raise self.error(child.number, f"unknown hypernymPredicate {rest!r} "
+                                     f"(expected {' or '.join(HYPERNYM_PREDICATES)})"
+                                     + did_you_mean(rest, HYPERNYM_PREDICATES))
                 hypernym = rest
+                self.hypernym_lines[name] = child.number
             elif key == "properties":
                 properties += [self._property(p) for p in child.children]
             elif key == "relations":
@@ -176,16 +183,34 @@ class _Parser:
                                      "names are embedded on every instance already)")
                 index = rest
             elif key == "constraint":
-                for item in (c.strip() for c in rest.split(",")):
-                    if item.split("=")[0] not in PROPERTY_CONSTRAINTS | {"Regular"}:
-                        raise self.error(child.number, f"unknown constraint {item!r}")
-                    constraints.append(item)
+                constraints += self._constraints(child, name, rest)
             elif key == "desc":
                 description = rest
             else:
                 raise self.error(child.number, f"unknown key {key!r} in property {name}")
         return PropertyDef(name, value, alias, description, index, tuple(constraints),
                            node.number)
+
+    def _constraints(self, line: _Line, prop: str, text: str) -> list[str]:
+        """``NotNull, Unique``: the constraints kgdb applies; any other is an error, so a schema
+        never applies without a constraint its author asked for."""
+        found: list[str] = []
+        for item in (c.strip() for c in text.split(",")):
+            head, eq, _ = item.partition("=")
+            head = head.strip()
+            if head in UNENFORCED_CONSTRAINTS:
+                shown = f"{head}=..." if head == "Regular" else head
+                raise self.error(line.number, f"constraint {shown} on property {prop}: kgdb does "
+                                 "not enforce it (only NotNull and Unique); remove it")
+            if head not in PROPERTY_CONSTRAINTS:
+                raise self.error(line.number, f"unknown constraint {item!r} on property {prop} "
+                                 f"(expected {' or '.join(sorted(PROPERTY_CONSTRAINTS))})"
+                                 + did_you_mean(head, PROPERTY_CONSTRAINTS | UNENFORCED_CONSTRAINTS))
+            if eq:
+                raise self.error(line.number, f"constraint {head} on property {prop} takes no "
+                                 "value")
+            found.append(head)
+        return found
 
     def _relation(self, node: _Line) -> RelationDef:
         name, alias, value = self._decl(node, "relationName(alias): TargetType")
@@ -245,6 +270,11 @@ class _Parser:
                                      f"{r.target!r}")
             if t.concepts and resolved[t.name] != "concept":
                 raise self.error(t.line, f"type {t.name} lists concepts but is not a ConceptType")
+            if t.name in self.hypernym_lines and resolved[t.name] != "concept":
+                # Type hierarchies are always isA; only a concept tree takes another predicate.
+                raise self.error(self.hypernym_lines[t.name], f"type {t.name} has a "
+                                 "hypernymPredicate but is not a ConceptType (it names the "
+                                 "relationship of a concept tree); remove it")
             stack = list(t.concepts)
             while stack:
                 node = stack.pop()

@@ -34,16 +34,10 @@ from kgdb.dsl.lf_ast import (
 )
 from kgdb.dsl.logical_form import parse_plan
 from kgdb.errors import KgdbError
-from kgdb.solve.lf_compile import (
-    CompiledPlan,
-    CypherOp,
-    Linker,
-    Links,
-    PythonOp,
-    compile_plan,
-    link_plan,
-)
+from kgdb.link import PatternLinker
+from kgdb.solve.lf_compile import CompiledPlan, CypherOp, PythonOp, compile_plan
 from kgdb.solve.lf_math import MathError, evaluate, to_number
+from kgdb.statement import shown_params
 
 
 class ExecutionError(KgdbError):
@@ -135,22 +129,10 @@ def _short_json(value: Any, limit: int = 400) -> str:
     return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
 
 
-def _trace_params(params: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in params.items():
-        if isinstance(v, list) and len(v) > 20:
-            out[k] = [*v[:20], f"... {len(v) - 20} more"]
-        elif k == "vector":
-            out[k] = f"<{len(v)}-d vector>"
-        else:
-            out[k] = v
-    return out
-
-
 class Executor:
     """Runs plans on one store. ``linker`` links names (phase 1); ``llm`` is optional."""
 
-    def __init__(self, store: Any, *, linker: Linker | None = None, embedder: Any = None,
+    def __init__(self, store: Any, *, linker: PatternLinker | None = None, embedder: Any = None,
                  llm: Any = None, chunk_k: int = 5) -> None:
         self.store = store
         self.linker = linker
@@ -163,8 +145,7 @@ class Executor:
         return self.run(parse_plan(text, file))
 
     def run(self, plan: Plan) -> RunResult:
-        links: Links | None = link_plan(plan, self.linker) if self.linker else None
-        compiled = compile_plan(plan, self.store.dialect, links)
+        compiled = compile_plan(plan, self.store.dialect, self.linker)
         state = _State(plan, compiled)
         for op in compiled.ops:
             if isinstance(op, CypherOp):
@@ -176,13 +157,12 @@ class Executor:
 
     # ------------------------------------------------------------------ graph
     def _cypher(self, state: _State, op: CypherOp) -> None:
-        params = dict(op.query.statement.params)
-        for param, alias in op.bound.items():
-            params[param] = [v.key for v in state.bindings.get(alias, [])]
-        statement = op.query.statement.with_params(**params)
+        statement = op.query.bind({alias: [v.key for v in state.bindings.get(alias, [])]
+                                   for alias in op.bound.values()})
+        params = statement.params
         steps = [state.plan.steps[i] for i in op.steps]
         trace = TraceStep(list(op.steps), [s.function for s in steps], op.kind, "cypher",
-                          statement.text, _trace_params(params),
+                          statement.text, shown_params(params),
                           questions=[s.question for s in steps if s.question])
         state.trace.append(trace)
         result = self.store.run(statement)
@@ -250,31 +230,26 @@ class Executor:
 
     def _hybrid(self, state: _State, op: CypherOp, trace: TraceStep) -> None:
         """KAG Algorithm 2: the graph found nothing, so read the chunks."""
-        unknown = [n.var for n in op.pattern.nodes if n.name is None
+        unknown = [n.var for n in op.linked.pattern.nodes if n.name is None
                    and n.var not in state.bindings]
-        for alias in [n.var for n in op.pattern.nodes]:
+        for alias in [n.var for n in op.linked.pattern.nodes]:
             state.bindings.setdefault(alias, [])
         if not self.has_chunks():
             trace.notes.append("the graph found nothing and the graph has no chunks")
             return
-        ids: list[str] = []
-        linked = op.query.statement.params
-        for key, value in linked.items():
-            if key.endswith("_ids") and isinstance(value, list):
-                ids += [str(v) for v in value]
+        ids = op.linked.linked_ids()
         for alias in op.bound.values():
             ids += [v.key for v in state.bindings.get(alias, [])]
         chunks: dict[str, str] = {}
         dialect = self.store.dialect
         if ids:
-            stmt = cy.chunks_of_entities(dialect).with_params(ids=ids, k=self.chunk_k)
+            stmt = cy.chunks_of_entities(dialect, ids, self.chunk_k)
             for r in self.store.run(stmt).records():
                 chunks[str(r["id"])] = str(r["text"])
         steps = [state.plan.steps[i] for i in op.steps]
         query = " ".join(s.question or _describe(s) for s in steps)
         if self.embedder is not None:
-            vector = [float(x) for x in self.embedder.embed([query])[0]]
-            stmt = cy.nearest_chunks(dialect).with_params(k=self.chunk_k, vector=vector)
+            stmt = cy.nearest_chunks(dialect, self.embedder.embed([query])[0], self.chunk_k)
             for r in self.store.run(stmt).records():
                 chunks.setdefault(str(r["id"]), str(r["text"]))
         trace.where = "cypher+chunks"
@@ -508,7 +483,7 @@ def _distinct(values: Any) -> list[Value]:
 
 def _is_named(op: CypherOp, alias: str) -> bool:
     try:
-        return op.pattern.node(alias).name is not None
+        return op.linked.pattern.node(alias).name is not None
     except KgdbError:
         return False
 

@@ -13,12 +13,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgdb.cypher import logical_form as cy
 from kgdb.dsl.lf_ast import Plan
 from kgdb.dsl.logical_form import parse_plan
 from kgdb.errors import DslError, EngineConnectionError, KgdbError, LlmError
 from kgdb.llm.client import OutputParseError
-from kgdb.solve.lf_compile import StoreLinker
+from kgdb.solve.lf_compile import store_linker
 from kgdb.solve.lf_run import Executor, RunResult
 
 PLANNER_PROMPT = """\
@@ -129,12 +128,11 @@ def parse_verdict(text: str) -> tuple[str, str]:
 
 def _relations(store: Any) -> list[str]:
     try:
-        rows = store.run(cy.list_relationship_types()).records()
+        return store_linker(store).relationship_types()
     except EngineConnectionError:
         raise
     except KgdbError:
         return []
-    return [str(r["type"]) for r in rows if str(r["type"]) not in cy.STRUCTURAL_RELATIONS]
 
 
 def _memory_text(rounds: list[Round]) -> str:
@@ -159,7 +157,7 @@ def solve_lf(question: str, store: Any, embedder: Any, llm: Any, rounds: int = 3
     if not question or not question.strip():
         raise KgdbError("the question is empty")
     relations = ", ".join(_relations(store)) or "(none found)"
-    executor = Executor(store, linker=StoreLinker(store, embedder), embedder=embedder, llm=llm)
+    executor = Executor(store, linker=store_linker(store, embedder), embedder=embedder, llm=llm)
     result = SolveResult(question, "")
     current = question
     for _ in range(max(1, rounds)):

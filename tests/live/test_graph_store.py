@@ -68,7 +68,7 @@ def test_vector_search_distances_are_exact_l2(store) -> None:
     vectors = rng.normal(size=(200, 16)).astype(np.float32)
     indexed_entities(store, vectors)
     query = rng.normal(size=16).astype(np.float32)
-    rows = store.run(d.nearest_nodes("Entity", "embedding"), {"k": 10, "vector": query}).rows
+    rows = store.run(d.nearest_nodes("Entity", "embedding", query, 10)).rows
     expected = np.linalg.norm(vectors - query, axis=1)
     order = np.argsort(expected)[:10]
     assert [r[0] for r in rows] == [str(i) for i in order]
@@ -90,7 +90,7 @@ def test_vector_search_stays_complete_after_updates(store) -> None:
     indexed_entities(store, vectors)
     store.run("MATCH (n:Entity) SET n.touched = true", write=True)
     store.run("MATCH (n:Entity) SET n.touched = false", write=True)
-    statement = d.nearest_nodes("Entity", "embedding")
-    assert len(store.run(statement, {"k": 16, "vector": vectors[0]}).rows) == 16
+    statement = d.nearest_nodes("Entity", "embedding", vectors[0], 16)
+    assert len(store.run(statement).rows) == 16
     assert rebuild_vector_indexes(store) == [":Entity(embedding)"]
-    assert len(store.run(statement, {"k": 16, "vector": vectors[0]}).rows) == 16
+    assert len(store.run(statement).rows) == 16

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kgdb.llm.client import ChatClient
-from kgdb.solve.lf_compile import StoreLinker
+from kgdb.solve.lf_compile import store_linker
 from kgdb.solve.lf_math import MathError
 from kgdb.solve.lf_run import Executor
 
@@ -48,7 +48,7 @@ def graph(store: Any, embedder: Any) -> Any:
 
 def test_graph_first_then_chunks(graph: Any, embedder: Any, scripted_llm: Any) -> None:
     scripted_llm.push("Venice")
-    executor = Executor(graph, linker=StoreLinker(graph), embedder=embedder, llm=ChatClient())
+    executor = Executor(graph, linker=store_linker(graph), embedder=embedder, llm=ChatClient())
     result = executor.run_text(PLAN)
     joint, first, second = result.trace[0], result.trace[1], result.trace[2]
     # The joint pattern found nothing, so the steps ran one by one: step 1 came from the
@@ -65,7 +65,7 @@ def test_graph_first_then_chunks(graph: Any, embedder: Any, scripted_llm: Any) -
 
 
 def test_without_llm_the_chunks_are_evidence_only(graph: Any, embedder: Any) -> None:
-    result = Executor(graph, linker=StoreLinker(graph), embedder=embedder).run_text(PLAN)
+    result = Executor(graph, linker=store_linker(graph), embedder=embedder).run_text(PLAN)
     assert result.outputs["o2"] == []
     assert result.trace[2].result["chunks"]
 

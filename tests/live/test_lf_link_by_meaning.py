@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kgdb.load.triples import load_triples
-from kgdb.solve.lf_compile import StoreLinker
+from kgdb.solve.lf_compile import store_linker
 from kgdb.solve.lf_run import Executor
 from tests.conftest import shared_data
 from tests.support.metaqa import read_kb
@@ -29,7 +29,7 @@ Step2: What else did they direct?
 Action2: Retrieval(s=s2:Movie, p=p2:who directed it, o=o1)
 Action3: Output(o1, s2)
 """
-    result = Executor(store, linker=StoreLinker(store, embedder), embedder=embedder).run_text(plan)
+    result = Executor(store, linker=store_linker(store, embedder), embedder=embedder).run_text(plan)
     links = result.compiled.links
     assert links is not None
     assert links.entities["Kismat"] == ("Kismet",)

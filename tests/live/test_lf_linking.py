@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kgdb.solve.lf_compile import StoreLinker
+from kgdb.solve.lf_compile import store_linker
 from kgdb.solve.lf_run import Executor
 
 
@@ -25,7 +25,7 @@ def test_types_names_and_relations_are_linked(store: Any) -> None:
     """, write=True)
     plan = ("Retrieval(s=s1:Person[ada lovelace], p=p1:membreOf, o=o1:`Political Party`)\n"
             "Output(o1)")
-    result = Executor(store, linker=StoreLinker(store)).run_text(plan)
+    result = Executor(store, linker=store_linker(store)).run_text(plan)
     # 'ada lovelace' found ignoring case, 'membreOf' by spelling, and Political Party
     # reaches Political Faction through contains; the Person y is not a party.
     assert [v.text for v in result.outputs["o1"]] == ["The Whigs"]
@@ -35,7 +35,7 @@ def test_types_names_and_relations_are_linked(store: Any) -> None:
     assert result.compiled.links is not None
     assert result.compiled.links.types["Political Party"] == ("Political Faction",)
     # without a type catalog entry the hint is ignored, with a note
-    result = Executor(store, linker=StoreLinker(store)).run_text(
+    result = Executor(store, linker=store_linker(store)).run_text(
         "Retrieval(s=s1:Human[Ada Lovelace], p=p1:memberOf, o=o1)")
     assert {v.text for v in result.outputs["o1"]} == {"The Whigs", "Not A Party"}
     assert any("'Human' labels no entity in this graph" in n for n in result.compiled.notes)

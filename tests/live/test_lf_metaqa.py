@@ -38,11 +38,11 @@ def kb() -> KB:
 
 
 def run_example(store: Any, name: str, **kw: Any) -> Any:
-    from kgdb.solve.lf_compile import StoreLinker
+    from kgdb.solve.lf_compile import store_linker
     from kgdb.solve.lf_run import Executor
 
     path = EXAMPLES / name
-    return Executor(store, linker=StoreLinker(store), **kw).run_text(
+    return Executor(store, linker=store_linker(store), **kw).run_text(
         path.read_text(encoding="utf-8"), str(path))
 
 

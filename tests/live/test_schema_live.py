@@ -64,6 +64,39 @@ def test_concept_trees(store, embedder, tmp_path: Path) -> None:
     assert store.run("MATCH ()-[r:isA]->() RETURN count(r)").value() == 2
 
 
+def test_concept_tree_uses_its_hypernym_predicate(store, embedder, tmp_path: Path) -> None:
+    """``hypernymPredicate: locateAt`` links that type's concepts with locateAt, not isA; another
+    concept type in the same schema keeps isA."""
+    path = tmp_path / "places.schema"
+    path.write_text("Place: ConceptType\n"
+                    "    hypernymPredicate: locateAt\n"
+                    "    concepts:\n"
+                    "        Zhejiang\n"
+                    "            Hangzhou\n"
+                    "                West Lake District\n"
+                    "            Ningbo\n"
+                    "Severity: ConceptType\n"
+                    "    concepts:\n"
+                    "        Hypertension\n"
+                    "            Grade 1 Hypertension\n")
+    report = apply_schema(store, parse_schema_file(path), embedder)
+    assert report.concepts == 6
+    located = ("MATCH (c:Concept:Place)-[:locateAt]->(p:Concept:Place) "
+               "RETURN c.id AS c, p.id AS p ORDER BY c")
+    expected = [{"c": "Place/Hangzhou", "p": "Place/Zhejiang"},
+                {"c": "Place/Ningbo", "p": "Place/Zhejiang"},
+                {"c": "Place/West Lake District", "p": "Place/Hangzhou"}]
+    assert store.run(located).records() == expected
+    assert store.run("MATCH (:Place)-[r:isA]-() RETURN count(r)").value() == 0
+    assert store.run("MATCH (c:Concept:Severity)-[:isA]->(p:Concept:Severity) "
+                     "RETURN c.id AS c, p.id AS p").records() == [
+        {"c": "Severity/Grade 1 Hypertension", "p": "Severity/Hypertension"}]
+    assert store.run("MATCH (:Severity)-[r:locateAt]-() RETURN count(r)").value() == 0
+    apply_schema(store, parse_schema_file(path), embedder)
+    assert store.run(located).records() == expected
+    assert store.run("MATCH ()-[r:locateAt]->() RETURN count(r)").value() == 3
+
+
 class Wide(Embedder):
     model_id = "test/wide-768"
 

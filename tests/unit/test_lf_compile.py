@@ -11,15 +11,8 @@ from kgdb.cypher import logical_form as cy
 from kgdb.dialects import get_dialect
 from kgdb.dsl.logical_form import parse_plan
 from kgdb.errors import DslError
-from kgdb.solve.lf_compile import (
-    CompileError,
-    CypherOp,
-    ExplicitLinker,
-    PythonOp,
-    compile_plan,
-    lexical_relation,
-    link_plan,
-)
+from kgdb.link import GivenLinks, lexical_relation
+from kgdb.solve.lf_compile import CompileError, CypherOp, PythonOp, compile_plan
 from tests.support.neo4j_lint import lint_available, lint_queries
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "dsl" / "examples").glob("*.lf"))
@@ -39,7 +32,7 @@ Compare(set=[n, total], op=max)->bigger
 Output(o1, bigger)
 """
 
-LINKS = ExplicitLinker(
+LINKS = GivenLinks(
     entities={"Cristiano Ronaldo": ["Q11571"]},
     relations={"playedFor": ["member_of_sports_team"], "brithPlace": ["birthPlace"]},
     types={"Player": ["Athlete", "FootballPlayer"], "SportsTeam": []},
@@ -53,16 +46,14 @@ def all_statements() -> list[str]:
         texts += [op.query.statement.text
                   for op in compile_plan(plan, get_dialect("neo4j")).statements()]
     plan = parse_plan(PAPER)
-    compiled = compile_plan(plan, get_dialect("neo4j"), link_plan(plan, LINKS))
+    compiled = compile_plan(plan, get_dialect("neo4j"), LINKS)
     texts += [op.query.statement.text for op in compiled.statements()]
     texts += [sub.query.statement.text for op in compiled.statements() for sub in op.fallback]
     assert any(op.fallback for op in compiled.statements())
     d = get_dialect("neo4j")
     texts += [s.text for s in (
-        cy.find_entities_by_name(d), cy.find_entities_exact(d), cy.list_relationship_types(),
-        cy.list_entity_types(), cy.count_labelled_entities(d, "Political Party"),
-        cy.count_chunks(d), cy.chunks_of_entities(d),
-        cy.nearest_chunks(d))]
+        cy.count_chunks(d), cy.chunks_of_entities(d, ["a"], 5),
+        cy.nearest_chunks(d, [0.5] * 4, 5))]
     return texts
 
 
@@ -93,7 +84,7 @@ def test_shared_aliases_make_one_pattern_and_one_statement() -> None:
     compiled = compile_plan(plan, get_dialect("falkordb"))
     ops = compiled.statements()
     assert len(ops) == 1
-    assert len(ops[0].pattern.edges) == 3 and len(ops[0].pattern.nodes) == 4
+    assert len(ops[0].linked.pattern.edges) == 3 and len(ops[0].linked.pattern.nodes) == 4
     text = ops[0].query.statement.text
     assert text.count("MATCH") == 1
     assert "r0 <> r1" in text and "r1 <> r2" in text and "r0 <> r2" in text
@@ -103,9 +94,8 @@ def test_shared_aliases_make_one_pattern_and_one_statement() -> None:
 
 def test_linked_names_constraints_and_aggregates() -> None:
     plan = parse_plan(PAPER)
-    links = link_plan(plan, LINKS)
-    assert any("'SportsTeam' labels no entity in this graph" in n for n in links.notes)
-    compiled = compile_plan(plan, get_dialect("neo4j"), links)
+    compiled = compile_plan(plan, get_dialect("neo4j"), LINKS)
+    assert any("'SportsTeam' labels no entity in this graph" in n for n in compiled.notes)
     kinds = [op.kind for op in compiled.ops]
     assert kinds == ["match", "sort", "count", "sum", "filter", "filter", "compare", "output"]
     match = compiled.ops[0]
@@ -124,7 +114,7 @@ def test_linked_names_constraints_and_aggregates() -> None:
 
 def test_falkordb_text_differs_only_where_the_dialect_says() -> None:
     plan = parse_plan(PAPER)
-    links = link_plan(plan, LINKS)
+    links = LINKS
     neo = compile_plan(plan, get_dialect("neo4j"), links)
     falkor = compile_plan(plan, get_dialect("falkordb"), links)
     assert [op.query.statement.text for op in neo.statements()] == \

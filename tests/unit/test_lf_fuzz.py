@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from kgdb.dialects import get_dialect
 from kgdb.dsl.logical_form import parse_plan
 from kgdb.errors import DslError
-from kgdb.solve.lf_compile import ExplicitLinker, compile_plan, link_plan
+from kgdb.link import GivenLinks
+from kgdb.solve.lf_compile import compile_plan
 
 EXAMPLES = [p.read_text(encoding="utf-8") for p in
             sorted((Path(__file__).resolve().parents[2] / "dsl" / "examples").glob("*.lf"))]
@@ -26,7 +27,7 @@ TOKENS = ["Retrieval", "Sort", "Count", "Math", "Deduce", "Output", "Filter", "C
 def check(text: str) -> None:
     try:
         plan = parse_plan(text, "fuzz.lf")
-        links = link_plan(plan, ExplicitLinker(relations={"directed_by": ["directed_by"]}))
+        links = GivenLinks(relations={"directed_by": ["directed_by"]})
         for dialect in ("neo4j", "falkordb"):
             compile_plan(plan, get_dialect(dialect))
             compile_plan(plan, get_dialect(dialect), links)

@@ -49,7 +49,7 @@ def core_statements() -> list[str]:
     for label, key in [("Entity", ("id", "name")), ("RelationType", ("name", "text")),
                        ("EntityType", ("name", "text")), ("Concept", ("id", "name")),
                        ("Chunk", ("id", "text"))]:
-        texts.append(d.nearest_nodes(label, "embedding", returns=key).text)
+        texts.append(d.nearest_nodes(label, "embedding", [0.5] * 4, 5, returns=key).text)
     texts.append(f"{d.fulltext_search_call('Entity', ['name'], '$q')} "
                  "RETURN node.id AS id, score ORDER BY score DESC LIMIT $k")
     for info in [IndexInfo("unique", "node", "Entity", ("id",), name="kgdb_entity_id_unique"),

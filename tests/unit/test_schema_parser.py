@@ -6,6 +6,7 @@ import pytest
 
 from kgdb.errors import SchemaError
 from kgdb.schema import parse_schema, parse_schema_file
+from kgdb.schema.apply import desired_indexes
 from kgdb.schema.export import schema_ddl
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,6 +60,81 @@ def test_errors_name_file_and_line(text: str, message: str) -> None:
         parse_schema(text, source="bad.schema")
     assert str(info.value).startswith("bad.schema:")
     assert message in str(info.value)
+
+
+def _property_schema(constraint: str) -> str:
+    return ("Movie: EntityType\n"
+            "    properties:\n"
+            "        tag(film tag): Text\n"
+            f"            constraint: {constraint}\n")
+
+
+@pytest.mark.parametrize(("constraint", "named"), [
+    ("MultiValue", "constraint MultiValue"),
+    ("Regular=^[A-Z]{2}$", "constraint Regular=..."),
+    ("NotNull, MultiValue", "constraint MultiValue"),
+    ("Unique, Regular = [a-z]+", "constraint Regular=..."),
+])
+def test_unenforced_constraints_are_errors(constraint: str, named: str) -> None:
+    """SPG's MultiValue and Regular are not enforced by kgdb: refused, never dropped."""
+    with pytest.raises(SchemaError) as info:
+        parse_schema(_property_schema(constraint), source="bad.schema")
+    message = str(info.value)
+    assert message.startswith("bad.schema:4: "), message
+    assert named in message and "on property tag" in message
+    assert "kgdb does not enforce it" in message and "remove it" in message
+
+
+@pytest.mark.parametrize(("constraint", "message"), [
+    ("Uniqe", "unknown constraint 'Uniqe' on property tag (expected NotNull or Unique) "
+              "(did you mean 'Unique'?)"),
+    ("NotNull=yes", "constraint NotNull on property tag takes no value"),
+    ("NotNull,", "unknown constraint '' on property tag"),
+])
+def test_other_constraint_mistakes_are_errors(constraint: str, message: str) -> None:
+    with pytest.raises(SchemaError) as info:
+        parse_schema(_property_schema(constraint), source="bad.schema")
+    assert str(info.value).startswith("bad.schema:4: " + message)
+
+
+def test_not_null_and_unique_still_apply() -> None:
+    schema = parse_schema(_property_schema("NotNull, Unique"))
+    movie = schema.type("Movie")
+    assert movie is not None
+    assert movie.properties[0].constraints == ("NotNull", "Unique")
+    specs = {(s.kind, s.label, s.properties)
+             for s in desired_indexes(schema, 384, unique_needs_range=False)}
+    assert {("exists", "Movie", ("tag",)), ("unique", "Movie", ("tag",))} <= specs
+
+
+def test_hypernym_predicate_is_kept_per_concept_type() -> None:
+    schema = parse_schema(
+        "Place: ConceptType\n"
+        "    hypernymPredicate: locateAt\n"
+        "    concepts:\n"
+        "        Zhejiang\n"
+        "            Hangzhou\n"
+        "Taxonomy: ConceptType\n"
+        "    concepts:\n"
+        "        Animal\n")
+    place, taxonomy = schema.type("Place"), schema.type("Taxonomy")
+    assert place is not None and place.hypernym_predicate == "locateAt"
+    assert taxonomy is not None and taxonomy.hypernym_predicate == "isA"
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("Place: ConceptType\n    hypernymPredicate: locatedAt\n",
+     "bad.schema:2: unknown hypernymPredicate 'locatedAt' (expected isA or locateAt) "
+     "(did you mean 'locateAt'?)"),
+    ("Person: EntityType\n    hypernymPredicate: locateAt\n",
+     "bad.schema:2: type Person has a hypernymPredicate but is not a ConceptType"),
+    ("Person: EntityType\nDoctor: Person\n    desc: heals\n    hypernymPredicate: isA\n",
+     "bad.schema:4: type Doctor has a hypernymPredicate but is not a ConceptType"),
+])
+def test_hypernym_predicate_mistakes_are_errors(text: str, message: str) -> None:
+    with pytest.raises(SchemaError) as info:
+        parse_schema(text, source="bad.schema")
+    assert str(info.value).startswith(message)
 
 
 def test_ddl_export_covers_both_dialects() -> None:
