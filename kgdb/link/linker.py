@@ -139,6 +139,7 @@ class Linker:
         self._relationship_types: list[str] | None = None
         self._catalog: dict[str, list[str]] | None = None
         self._labelled: dict[str, bool] = {}
+        self._fulltext: bool | None = None
 
     def link(self, pattern: Pattern) -> LinkedPattern:
         return self.link_all([pattern])[0]
@@ -338,12 +339,12 @@ class Linker:
 
     def _ignoring_case(self, names: list[str]) -> list[dict[str, Any]]:
         dialect, label = self.store.dialect, self.settings.label
-        try:
-            return self._rows(cy.entities_named_ignoring_case(dialect, names, label=label))
-        except StatementError:
-            # No full-text index on the label (a graph kgdb did not build): scan it.
-            return self._rows(cy.entities_named_ignoring_case(dialect, names, label=label,
-                                                              fulltext=False))
+        if self._fulltext is None:
+            # A graph kgdb did not build may lack the index: then the label is scanned.
+            self._fulltext = any(i.kind == "fulltext" and i.label == label and
+                                 "name" in i.properties for i in self.store.indexes())
+        return self._rows(cy.entities_named_ignoring_case(dialect, names, label=label,
+                                                          fulltext=self._fulltext))
 
     def relationship_types(self) -> list[str]:
         """The graph's relationship types that can be facts (structural ones left out)."""

@@ -30,11 +30,12 @@ Action2: Retrieval(s=s2:Movie, p=p2:who directed it, o=o1)
 Action3: Output(o1, s2)
 """
     result = Executor(store, linker=store_linker(store, embedder), embedder=embedder).run_text(plan)
-    links = result.compiled.links
-    assert links is not None
-    assert links.entities["Kismat"] == ("Kismet",)
-    assert links.relations["film director"] == ("directed_by",)
-    assert links.relations["who directed it"] == ("directed_by",)
+    assert result.compiled.linked
+    linked = result.compiled.statements()[0].linked
+    assert [c.id for c in linked.node("s1").candidates or ()] == ["Kismet"]
+    assert linked.node("s1").candidates[0].distance > 0  # by meaning, not by name
+    assert linked.edge("p1").type_names == ("directed_by",)
+    assert linked.edge("p2").type_names == ("directed_by",)
     assert [v.text for v in result.outputs["o1"]] == ["William Dieterle"]
     expected = {s for s, p, o in triples if p == "directed_by" and o == "William Dieterle"
                 and s != "Kismet"}

@@ -32,8 +32,8 @@ def test_types_names_and_relations_are_linked(store: Any) -> None:
     text = result.trace[0].cypher or ""
     # only labels that some entity carries become conditions
     assert "AND (n1:`Political Faction`)" in text and "(n0:`Person`)" in text
-    assert result.compiled.links is not None
-    assert result.compiled.links.types["Political Party"] == ("Political Faction",)
+    assert result.compiled.linked
+    assert result.compiled.statements()[0].linked.node("o1").labels == ("Political Faction",)
     # without a type catalog entry the hint is ignored, with a note
     result = Executor(store, linker=store_linker(store)).run_text(
         "Retrieval(s=s1:Human[Ada Lovelace], p=p1:memberOf, o=o1)")
