@@ -8,12 +8,19 @@ everything ON CREATE and touch an existing node only when one of its values diff
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from kgdb.dialects.base import Dialect
 from kgdb.statement import Statement
 
+Rows = Sequence[Mapping[str, Any]]
 
-def _merge_if_changed(d: Dialect, label: str, key: str, fields: list[str]) -> Statement:
-    """``$rows`` of {key, *fields, embedding}: create, or update only a node whose fields differ."""
+
+def _merge_if_changed(d: Dialect, label: str, key: str, fields: list[str], rows: Rows
+                      ) -> Statement:
+    """``rows`` of {key, *fields, embedding}: create, or update only a node whose fields
+    differ."""
     var = "n"
     assignments = ", ".join(f"{var}.{d.ident(f)} = row.{d.ident(f)}" for f in fields)
     embedding = f"{var}.embedding = {d.vector_value('row.embedding')}"
@@ -25,28 +32,32 @@ def _merge_if_changed(d: Dialect, label: str, key: str, fields: list[str]) -> St
         f"ON CREATE SET {assignments}, {embedding}\n"
         f"WITH {var}, row\n"
         f"WHERE {var}.embedding IS NULL OR {differs}\n"
-        f"SET {assignments}, {embedding}", write=True, idempotent=True)
+        f"SET {assignments}, {embedding}", {"rows": [dict(r) for r in rows]},
+        write=True, idempotent=True)
 
 
-def merge_entity_types(d: Dialect) -> Statement:
-    """``$rows``: {name, kind, alias, description, parent, text, embedding}."""
+def merge_entity_types(d: Dialect, rows: Rows) -> Statement:
+    """``rows``: {name, kind, alias, description, parent, text, embedding}."""
     return _merge_if_changed(d, "EntityType", "name",
-                             ["kind", "alias", "description", "parent", "text"])
+                             ["kind", "alias", "description", "parent", "text"], rows)
 
 
-def merge_relation_types(d: Dialect) -> Statement:
-    """``$rows``: {name, text, embedding}; one catalog node per predicate."""
-    return _merge_if_changed(d, "RelationType", "name", ["text"])
+def merge_relation_types(d: Dialect, types: Sequence[tuple[str, str, Sequence[float]]]
+                         ) -> Statement:
+    """``types``: (name, text, embedding); one catalog node per predicate."""
+    return _merge_if_changed(d, "RelationType", "name", ["text"],
+                             [{"name": n, "text": t, "embedding": v} for n, t, v in types])
 
 
-def describe_relation_types(d: Dialect) -> Statement:
-    """``$rows``: {name, source, target, description, text, embedding} from a schema file."""
+def describe_relation_types(d: Dialect, rows: Rows) -> Statement:
+    """``rows``: {name, source, target, description, text, embedding} from a schema file."""
     return _merge_if_changed(d, "RelationType", "name",
-                             ["text", "source", "target", "description"])
+                             ["text", "source", "target", "description"], rows)
 
 
-def merge_concepts(d: Dialect, concept_type: str) -> Statement:
-    """``$rows``: {id, name, embedding}; concepts carry :Concept and their type's label."""
+def merge_concepts(d: Dialect, concept_type: str,
+                   concepts: Sequence[tuple[str, str, Sequence[float]]]) -> Statement:
+    """``concepts``: (id, name, embedding); concepts carry :Concept and their type's label."""
     return Statement(
         "UNWIND $rows AS row\n"
         "MERGE (c:Concept {id: row.id})\n"
@@ -56,47 +67,41 @@ def merge_concepts(d: Dialect, concept_type: str) -> Statement:
         f"WHERE c.embedding IS NULL OR NOT c:{d.ident(concept_type)} "
         "OR coalesce(c.name, '') <> row.name\n"
         f"SET c:{d.ident(concept_type)}, c.name = row.name, "
-        f"c.embedding = {d.vector_value('row.embedding')}", write=True, idempotent=True)
+        f"c.embedding = {d.vector_value('row.embedding')}",
+        {"rows": [{"id": i, "name": n, "embedding": v} for i, n, v in concepts]},
+        write=True, idempotent=True)
 
 
-def _merge_links(d: Dialect, label: str, key: str, relationship: str) -> Statement:
-    """``relationship`` is Cypher text already: the constant ``isA``, or a name ``d.ident``
-    quoted."""
+def merge_hierarchy(d: Dialect, label: str, key: str, predicate: str,
+                    links: Sequence[tuple[str, str]]) -> Statement:
+    """``links``: (child, parent) keys of ``label`` nodes; ``(child)-[:predicate]->(parent)``.
+
+    Type hierarchies use ``(EntityType, name)`` and ``isA``; concept trees use ``(Concept,
+    id)`` and their type's ``hypernymPredicate`` (``isA`` or ``locateAt``). A relationship
+    type cannot be a parameter, so it is quoted like a label.
+    """
     label, key = d.ident(label), d.ident(key)
     return Statement(
         "UNWIND $rows AS row\n"
         f"MATCH (c:{label} {{{key}: row.child}})\n"
         f"MATCH (p:{label} {{{key}: row.parent}})\n"
-        f"MERGE (c)-[:{relationship}]->(p)", write=True, idempotent=True)
+        f"MERGE (c)-[:{d.ident(predicate)}]->(p)",
+        {"rows": [{"child": c, "parent": p} for c, p in links]}, write=True, idempotent=True)
 
 
-def merge_isa(d: Dialect, label: str, key: str) -> Statement:
-    """``$rows``: {child, parent} keys of ``label`` nodes; ``(child)-[:isA]->(parent)``.
-
-    Type hierarchies use ``(EntityType, name)``: they are always ``isA``.
-    """
-    return _merge_links(d, label, key, "isA")
-
-
-def merge_hierarchy(d: Dialect, label: str, key: str, predicate: str) -> Statement:
-    """``$rows``: {child, parent} keys of ``label`` nodes; ``(child)-[:predicate]->(parent)``.
-
-    Concept trees use ``(Concept, id)`` and their type's ``hypernymPredicate`` (``isA`` or
-    ``locateAt``). A relationship type cannot be a parameter, so it is quoted like a label.
-    """
-    return _merge_links(d, label, key, d.ident(predicate))
-
-
-def merge_setting() -> Statement:
-    """Record a graph-wide setting (``$key``, ``$model``, ``$dimension``)."""
+def merge_setting(key: str, model: str, dimension: int) -> Statement:
+    """Record a graph-wide setting: the embedding ``model`` and its ``dimension``."""
     return Statement(
         "MERGE (m:KgdbMeta {key: $key})\n"
-        "SET m.model = $model, m.dimension = $dimension", write=True, idempotent=True)
+        "SET m.model = $model, m.dimension = $dimension",
+        {"key": key, "model": model, "dimension": int(dimension)}, write=True, idempotent=True)
 
 
-def read_setting() -> Statement:
+def read_setting(key: str) -> Statement:
+    """Rows ``model, dimension`` of the setting ``key`` (none when it was never set)."""
     return Statement(
-        "MATCH (m:KgdbMeta {key: $key}) RETURN m.model AS model, m.dimension AS dimension")
+        "MATCH (m:KgdbMeta {key: $key}) RETURN m.model AS model, m.dimension AS dimension",
+        {"key": key})
 
 
 def vector_probe(d: Dialect, label: str, prop: str, dimension: int) -> Statement:

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from kgdb.dialects.base import Dialect
 from kgdb.statement import Statement
 
 
-def match_embedded_entities() -> Statement:
-    """Which of ``$ids`` exist already with an embedding (so reloads skip them)."""
+def match_embedded_entities(ids: Sequence[str]) -> Statement:
+    """Which of ``ids`` exist already with an embedding (so reloads skip them): rows ``id``."""
     return Statement(
         "UNWIND $ids AS id\n"
         "MATCH (e:Entity {id: id})\n"
         "WHERE e.embedding IS NOT NULL\n"
-        "RETURN e.id AS id")
+        "RETURN e.id AS id", {"ids": list(ids)})
 
 
-def merge_entities(d: Dialect) -> Statement:
-    """``$rows``: {id, name, embedding}, for entities that have no embedding yet.
+def merge_entities(d: Dialect, entities: Sequence[tuple[str, str, Sequence[float]]]
+                   ) -> Statement:
+    """``entities``: (id, name, embedding), for entities that have no embedding yet.
 
     An entity that already has one is never rewritten (see kgdb/cypher/catalog.py on
     FalkorDB's stale vector entries): the loader asks :func:`match_embedded_entities` first.
@@ -28,23 +32,27 @@ def merge_entities(d: Dialect) -> Statement:
         "WITH e, row\n"
         "WHERE e.embedding IS NULL\n"
         f"SET e.name = row.name, e.embedding = {d.vector_value('row.embedding')}",
+        {"rows": [{"id": i, "name": n, "embedding": v} for i, n, v in entities]},
         write=True, idempotent=True)
 
 
-def merge_facts(d: Dialect, predicate: str) -> Statement:
-    """``$rows``: {h, t} entity ids; one relationship typed by ``predicate`` per row."""
+def merge_facts(d: Dialect, predicate: str, pairs: Sequence[tuple[str, str]]) -> Statement:
+    """``pairs``: (head id, tail id); one relationship typed by ``predicate`` per pair."""
     return Statement(
         "UNWIND $rows AS row\n"
         "MATCH (h:Entity {id: row.h})\n"
         "MATCH (t:Entity {id: row.t})\n"
-        f"MERGE (h)-[:{d.ident(predicate)}]->(t)", write=True, idempotent=True)
+        f"MERGE (h)-[:{d.ident(predicate)}]->(t)", {"rows": [{"h": h, "t": t} for h, t in pairs]},
+        write=True, idempotent=True)
 
 
-def merge_records(d: Dialect, label: str, properties: list[str]) -> Statement:
-    """``$rows`` of {id, v: [one value per property]}: MERGE ``(:label {id})`` and set the
+def merge_records(d: Dialect, label: str, properties: Sequence[str],
+                  records: Sequence[tuple[str, Sequence[Any]]]) -> Statement:
+    """``records``: (id, one value per property): MERGE ``(:label {id})`` and set the
     properties (a null value removes the property)."""
     sets = [f"n.{d.ident(p)} = row.v[{i}]" for i, p in enumerate(properties)]
     return Statement(
         "UNWIND $rows AS row\n"
         f"MERGE (n:{d.ident(label)} {{id: row.id}})\n"
-        f"SET n.name = row.id, {', '.join(sets)}", write=True, idempotent=True)
+        f"SET n.name = row.id, {', '.join(sets)}",
+        {"rows": [{"id": i, "v": list(v)} for i, v in records]}, write=True, idempotent=True)

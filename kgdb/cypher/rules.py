@@ -24,6 +24,7 @@ run that stops half-way is finished by running it again (FalkorDB has no transac
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from kgdb.dialects.base import Dialect
@@ -272,6 +273,11 @@ def evaluate_facts(dialect: Dialect, rules: RuleSet) -> Statement:
 
 APPLY_TIME = "<set by kgdb rules apply>"
 """The ``evaluated_at`` a script shows; ``kgdb rules apply`` passes the current time."""
+
+
+def judge_facts(statement: Statement, facts: Mapping[str, Any]) -> Statement:
+    """The :func:`evaluate_facts` statement with ``facts`` (property name -> value) bound."""
+    return statement.with_params(facts=dict(facts))
 
 
 def script(dialect: Dialect, rules: RuleSet, *, label: str | None, ruleset: str,

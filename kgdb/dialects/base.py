@@ -268,10 +268,10 @@ class Dialect:
     def ping(self) -> Statement:
         return Statement("RETURN 1 AS ok")
 
-    def delete_some_nodes(self) -> Statement:
-        """Delete up to ``$limit`` nodes with their relationships; returns how many."""
+    def delete_some_nodes(self, limit: int) -> Statement:
+        """Delete up to ``limit`` nodes with their relationships; returns how many."""
         return Statement("MATCH (n) WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS deleted",
-                         write=True)
+                         {"limit": int(limit)}, write=True)
 
     # ------------------------------------------------------------------ generic reads
     def label_counts(self) -> Statement:

@@ -14,6 +14,7 @@ from kgdb.statement import EngineCommand, Operation, Statement
 from kgdb.text import check_statement
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass
@@ -157,16 +158,16 @@ class GraphStore(abc.ABC):
             return self._with_retries(lambda: self._command(operation), True)
         return self.run(operation)
 
-    def run_batches(self, statement: Statement, rows: Iterable[dict[str, Any]], *,
-                    batch_size: int = 1000, param: str = "rows",
+    def run_batches(self, build: Callable[[list[R]], Statement], rows: Iterable[R], *,
+                    batch_size: int = 1000,
                     on_batch: Callable[[int], None] | None = None) -> int:
-        """Run ``statement`` once per batch of ``rows`` (bound to ``$rows``); returns rows sent.
+        """Run the statement ``build`` makes for each batch of ``rows``; returns rows sent.
 
         Each batch is one statement, so a batch is written wholly or not at all.
         """
         sent = 0
         for batch in batched(rows, batch_size):
-            self.run(statement.with_params(**{param: batch}))
+            self.run(build(batch))
             sent += len(batch)
             if on_batch:
                 on_batch(len(batch))

@@ -193,7 +193,7 @@ class Neo4jStore(GraphStore):
 
     def reset(self) -> None:
         while True:
-            deleted = self.run(self.dialect.delete_some_nodes(), {"limit": 10000}).value(0)
+            deleted = self.run(self.dialect.delete_some_nodes(10000)).value(0)
             if not deleted:
                 break
         for info in self.indexes():

@@ -31,7 +31,7 @@ import codecs
 import csv
 import io
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -292,10 +292,12 @@ def _record(spec: RecordSpec, path: Path, line: int, row: list[str], indexes: li
     return Record(record_id, tuple(values))
 
 
-def merge_records(dialect: Dialect, spec: RecordSpec) -> Statement:
-    """``UNWIND $rows MERGE (n:Label {id}) SET n.p = row.v[i]...`` (null removes a property)."""
+def merge_records(dialect: Dialect, spec: RecordSpec,
+                  records: Sequence[tuple[str, Sequence[Any]]] = ()) -> Statement:
+    """The statement that writes ``records`` (id, values) as ``spec.label`` nodes."""
     try:
-        return cypher_load.merge_records(dialect, spec.label, [c.property for c in spec.columns])
+        return cypher_load.merge_records(dialect, spec.label, [c.property for c in spec.columns],
+                                         records)
     except InvalidIdentifierError as exc:
         raise LoadError(f"{spec.source}: {exc}") from None
 
@@ -307,11 +309,12 @@ def load_records(store: GraphStore, spec: RecordSpec, path: Path | None = None, 
     if path is None:
         raise LoadError(f"{spec.source}: no data file: give [file] path in the spec or --file")
     records = read_records(spec, path)
-    statement = merge_records(store.dialect, spec)
+    merge_records(store.dialect, spec)  # a bad label or property fails before any write
     if not any(i.kind in ("range", "unique") and i.label == spec.label and i.properties == ("id",)
                for i in store.indexes()):
         for op in store.dialect.create_range_index(spec.label, "id"):
             execute_ddl(store, op)
         await_indexes(store)  # online before the first MERGE looks nodes up by id
-    rows = ({"id": r.id, "v": list(r.values)} for r in records)
-    return store.run_batches(statement, rows, batch_size=batch_size, on_batch=on_batch)
+    return store.run_batches(
+        lambda batch: merge_records(store.dialect, spec, [(r.id, r.values) for r in batch]),
+        records, batch_size=batch_size, on_batch=on_batch)

@@ -315,30 +315,26 @@ def _batch_statements(store: GraphStore, embedder: Embedder, triples: list[Tripl
     if new_predicates:
         texts = [humanize(p) for p in new_predicates]
         vectors = embedder.embed(texts)
-        statements.append(catalog.merge_relation_types(d).with_params(rows=[
-            {"name": p, "text": text, "embedding": v}
-            for p, text, v in zip(new_predicates, texts, vectors, strict=True)]))
+        statements.append(catalog.merge_relation_types(d, list(zip(new_predicates, texts, vectors,
+                                                                   strict=True))))
         seen_predicates.update(new_predicates)
     names = list(dict.fromkeys(n for t in triples for n in (t.subject, t.object)
                                if n not in seen_entities))
     if names:
-        present = {r["id"] for r in
-                   store.run(load.match_embedded_entities(), {"ids": names}).records()}
+        present = {r["id"] for r in store.run(load.match_embedded_entities(names)).records()}
         missing = [n for n in names if n not in present]
         vectors = embedder.embed(missing)
-        statement = load.merge_entities(d)
         for start in range(0, len(missing), ENTITY_BATCH):
             chunk = missing[start:start + ENTITY_BATCH]
-            statements.append(statement.with_params(rows=[
-                {"id": n, "name": n, "embedding": v}
-                for n, v in zip(chunk, vectors[start:start + len(chunk)], strict=True)]))
+            statements.append(load.merge_entities(d, [
+                (n, n, v) for n, v in zip(chunk, vectors[start:start + len(chunk)], strict=True)]))
         report.entities_written += len(missing)
         seen_entities.update(names)
-    by_predicate: dict[str, list[dict[str, str]]] = {}
+    by_predicate: dict[str, list[tuple[str, str]]] = {}
     for t in triples:
-        by_predicate.setdefault(t.predicate, []).append({"h": t.subject, "t": t.object})
+        by_predicate.setdefault(t.predicate, []).append((t.subject, t.object))
     for predicate, rows in by_predicate.items():
-        statements.append(load.merge_facts(d, predicate).with_params(rows=rows))
+        statements.append(load.merge_facts(d, predicate, rows))
         report.predicates[predicate] = report.predicates.get(predicate, 0) + len(rows)
     report.triples += len(triples)
     return statements

@@ -132,7 +132,7 @@ def check_embedding(store: GraphStore, embedder: Embedder,
                 f"the vector index on :{info.label}({info.properties[0]}) has {info.dimension} "
                 f"dimensions but the embedding model {embedder.model_id} gives "
                 f"{embedder.dimension}; {fix}")
-    row = store.run(catalog.read_setting(), {"key": EMBEDDING_KEY}).single()
+    row = store.run(catalog.read_setting(EMBEDDING_KEY)).single()
     if row is None:
         return False
     if row["dimension"] != embedder.dimension or row["model"] != embedder.model_id:
@@ -174,8 +174,7 @@ def apply_schema(store: GraphStore, schema: Schema, embedder: Embedder) -> Apply
             execute_ddl(store, op)
         have.add(spec.key)
         report.created.append(spec.describe())
-    store.run(catalog.merge_setting(), {"key": EMBEDDING_KEY, "model": embedder.model_id,
-                                        "dimension": embedder.dimension})
+    store.run(catalog.merge_setting(EMBEDDING_KEY, embedder.model_id, embedder.dimension))
     _apply_catalog(store, schema, embedder, report)
     await_indexes(store)
     return report
@@ -187,22 +186,22 @@ def _apply_catalog(store: GraphStore, schema: Schema, embedder: Embedder,
     types = list(schema.types)
     if types:
         vectors = embedder.embed([t.text for t in types])
-        store.run(catalog.merge_entity_types(d), {"rows": [
+        store.run(catalog.merge_entity_types(d, [
             {"name": t.name, "kind": t.kind, "alias": t.alias, "description": t.description,
              "parent": t.parent, "text": t.text, "embedding": v}
-            for t, v in zip(types, vectors, strict=True)]})
-        links = [{"child": t.name, "parent": t.parent} for t in types if t.parent]
+            for t, v in zip(types, vectors, strict=True)]))
+        links = [(t.name, t.parent) for t in types if t.parent]
         if links:
-            store.run(catalog.merge_isa(d, "EntityType", "name"), {"rows": links})
+            store.run(catalog.merge_hierarchy(d, "EntityType", "name", "isA", links))
         report.entity_types = len(types)
     relations = {r.name: (t, r) for t, r in schema.relations()}
     if relations:
         pairs = list(relations.values())
         vectors = embedder.embed([r.text for _, r in pairs])
-        store.run(catalog.describe_relation_types(d), {"rows": [
+        store.run(catalog.describe_relation_types(d, [
             {"name": r.name, "text": r.text, "source": t.name, "target": r.target,
              "description": r.description, "embedding": v}
-            for (t, r), v in zip(pairs, vectors, strict=True)]})
+            for (t, r), v in zip(pairs, vectors, strict=True)]))
         report.relation_types = len(pairs)
     for t in types:
         report.concepts += _apply_concepts(store, t, embedder)
@@ -218,14 +217,12 @@ def _apply_concepts(store: GraphStore, t: TypeDef, embedder: Embedder) -> int:
     if not pairs:
         return 0
     vectors = embedder.embed([name for name, _ in pairs])
-    store.run(catalog.merge_concepts(store.dialect, t.name), {"rows": [
-        {"id": concept_id(t.name, name), "name": name, "embedding": v}
-        for (name, _), v in zip(pairs, vectors, strict=True)]})
-    links = [{"child": concept_id(t.name, n), "parent": concept_id(t.name, p)}
-             for n, p in pairs if p]
+    store.run(catalog.merge_concepts(store.dialect, t.name, [
+        (concept_id(t.name, name), name, v) for (name, _), v in zip(pairs, vectors, strict=True)]))
+    links = [(concept_id(t.name, n), concept_id(t.name, p)) for n, p in pairs if p]
     if links:
-        store.run(catalog.merge_hierarchy(store.dialect, "Concept", "id", t.hypernym_predicate),
-                  {"rows": links})
+        store.run(catalog.merge_hierarchy(store.dialect, "Concept", "id", t.hypernym_predicate,
+                                          links))
     return len(pairs)
 
 

@@ -56,8 +56,8 @@ def apply_rules(store: GraphStore, rules: RuleSet, *, label: str | None, ruleset
 def ask(store: GraphStore, rules: RuleSet, facts: Mapping[str, Any]) -> list[Conclusion]:
     """Judge ``facts`` with the compiled rules inside the database (read-only, nothing written)."""
     check_facts(facts)
-    statement = cypher_rules.evaluate_facts(store.dialect, rules)
-    result = store.run(statement.with_params(facts=dict(facts)))
+    statement = cypher_rules.judge_facts(cypher_rules.evaluate_facts(store.dialect, rules), facts)
+    result = store.run(statement)
     by_id = {r.concept.id: r for r in rules.rules}
     conclusions = []
     for row in result.records():

@@ -21,6 +21,11 @@ ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = sorted((ROOT / "loaders" / "schemas").glob("*.schema"))
 SPECS = sorted((ROOT / "loaders" / "specs").glob("*.toml"))
 HOSTILE = "x`]->() DELETE n //"
+VECTOR = [0.25, 0.5]
+TYPE_ROW = {"name": "Movie", "kind": "EntityType", "alias": "film", "description": "a film",
+            "parent": "Work", "text": "Movie (film)", "embedding": VECTOR}
+RELATION_ROW = {"name": "directed_by", "text": "directed by", "source": "Movie",
+                "target": "Person", "description": "", "embedding": VECTOR}
 
 
 def schema_ddl(schema: Schema) -> Case:
@@ -32,26 +37,43 @@ def schema_ddl(schema: Schema) -> Case:
 
 
 CASES = [
-    Case("match_embedded_entities", {}, lambda d: load.match_embedded_entities()),
-    Case("merge_entities", {}, load.merge_entities),
-    Case("merge_facts", {"predicate": "directed_by"}, lambda d: load.merge_facts(d, "directed_by")),
-    Case("merge_facts[hostile]", {"predicate": HOSTILE}, lambda d: load.merge_facts(d, HOSTILE)),
-    Case("merge_facts[empty]", {"predicate": ""}, lambda d: load.merge_facts(d, "")),
-    Case("merge_records", {"label": "Patient", "properties": ["age", "blood pressure"]},
-         lambda d: load.merge_records(d, "Patient", ["age", "blood pressure"])),
+    Case("match_embedded_entities", {"ids": ["Kismet"]},
+         lambda d: load.match_embedded_entities(["Kismet"])),
+    Case("merge_entities", {"entities": [["Kismet", "Kismet", VECTOR]]},
+         lambda d: load.merge_entities(d, [("Kismet", "Kismet", VECTOR)])),
+    Case("merge_facts", {"predicate": "directed_by", "pairs": [["Kismet", "William Dieterle"]]},
+         lambda d: load.merge_facts(d, "directed_by", [("Kismet", "William Dieterle")])),
+    Case("merge_facts[hostile]", {"predicate": HOSTILE},
+         lambda d: load.merge_facts(d, HOSTILE, [])),
+    Case("merge_facts[empty]", {"predicate": ""}, lambda d: load.merge_facts(d, "", [])),
+    Case("merge_records", {"label": "Patient", "properties": ["age", "blood pressure"],
+                           "records": [["p1", [61, "150/95"]]]},
+         lambda d: load.merge_records(d, "Patient", ["age", "blood pressure"],
+                                      [("p1", [61, "150/95"])])),
     *[Case(f"merge_records[{p.name}]", {"spec": p.name},
            lambda d, p=p: merge_records(d, read_spec(p))) for p in SPECS],
-    Case("merge_entity_types", {}, catalog.merge_entity_types),
-    Case("merge_relation_types", {}, catalog.merge_relation_types),
-    Case("describe_relation_types", {}, catalog.describe_relation_types),
-    Case("merge_concepts", {"concept_type": "Disease Severity"},
-         lambda d: catalog.merge_concepts(d, "Disease Severity")),
-    Case("merge_isa[EntityType]", {"label": "EntityType", "key": "name"},
-         lambda d: catalog.merge_isa(d, "EntityType", "name")),
-    Case("merge_isa[Concept]", {"label": "Concept", "key": "id"},
-         lambda d: catalog.merge_isa(d, "Concept", "id")),
-    Case("merge_setting", {}, lambda d: catalog.merge_setting()),
-    Case("read_setting", {}, lambda d: catalog.read_setting()),
+    Case("merge_entity_types", {"rows": [TYPE_ROW]},
+         lambda d: catalog.merge_entity_types(d, [TYPE_ROW])),
+    Case("merge_relation_types", {"types": [["directed_by", "directed by", VECTOR]]},
+         lambda d: catalog.merge_relation_types(d, [("directed_by", "directed by", VECTOR)])),
+    Case("describe_relation_types", {"rows": [RELATION_ROW]},
+         lambda d: catalog.describe_relation_types(d, [RELATION_ROW])),
+    Case("merge_concepts", {"concept_type": "Disease Severity",
+                            "concepts": [["Disease Severity/Mild", "Mild", VECTOR]]},
+         lambda d: catalog.merge_concepts(d, "Disease Severity",
+                                          [("Disease Severity/Mild", "Mild", VECTOR)])),
+    Case("merge_hierarchy[EntityType]", {"label": "EntityType", "key": "name", "predicate": "isA",
+                                         "links": [["Movie", "Work"]]},
+         lambda d: catalog.merge_hierarchy(d, "EntityType", "name", "isA", [("Movie", "Work")])),
+    Case("merge_hierarchy[Concept]", {"label": "Concept", "key": "id", "predicate": "locateAt",
+                                      "links": [["Place/Paris", "Place/France"]]},
+         lambda d: catalog.merge_hierarchy(d, "Concept", "id", "locateAt",
+                                           [("Place/Paris", "Place/France")])),
+    Case("merge_hierarchy[hostile]", {"predicate": HOSTILE},
+         lambda d: catalog.merge_hierarchy(d, "Concept", "id", HOSTILE, [])),
+    Case("merge_setting", {"key": "embedding", "model": "all-MiniLM-L6-v2", "dimension": 384},
+         lambda d: catalog.merge_setting("embedding", "all-MiniLM-L6-v2", 384)),
+    Case("read_setting", {"key": "embedding"}, lambda d: catalog.read_setting("embedding")),
     Case("create_range_index", {"label": "Film", "property": "year"},
          lambda d: d.create_range_index("Film", "year")),
     Case("create_unique_constraint", {"label": "Film", "property": "id"},

@@ -25,15 +25,11 @@ def core_statements() -> list[str]:
     for schema in schemas:
         for spec in desired_indexes(schema, 384, unique_needs_range=d.UNIQUE_NEEDS_RANGE_INDEX):
             texts += [op.text for op in index_operations(d, spec) if isinstance(op, Statement)]
-    builders = [catalog.merge_entity_types(d), catalog.merge_relation_types(d),
-                catalog.describe_relation_types(d), catalog.merge_concepts(d, "Disease Severity"),
-                catalog.merge_isa(d, "EntityType", "name"), catalog.merge_isa(d, "Concept", "id"),
-                catalog.merge_setting(), catalog.read_setting(),
-                load.match_embedded_entities(), load.merge_entities(d),
-                load.merge_facts(d, "directed_by"), load.merge_facts(d, "x`]->() DELETE n //"),
+    builders = [catalog.merge_hierarchy(d, "Concept", "id", "locateAt", []),
+                load.merge_facts(d, "x`]->() DELETE n //", []),
                 explore.count_nodes(),
                 d.list_indexes(), d.list_constraints(), d.label_counts(),
-                d.relationship_type_counts(), d.ping(), d.delete_some_nodes(), d.components(),
+                d.relationship_type_counts(), d.ping(), d.delete_some_nodes(10), d.components(),
                 d.list_databases()]
     builders += [s for s in (d.find_functions(["apoc.version"]),
                              d.find_procedures(["apoc.custom.installProcedure"])) if s]
