@@ -74,7 +74,7 @@ class EdgeRef:
     """Further relation phrases any of which may match (``p1:`acted in`|`directed```)."""
     constraints: tuple[Constraint, ...] = ()
     directed: bool = False
-    """SimGRAG ignores direction; logical forms may ask for it."""
+    """Match only in this direction (source to target); SimGRAG's own patterns are undirected."""
     label: str | None = None
     """The text the front-end wrote for this relation (``UNKNOWN relation 1``), for display."""
 

@@ -1,33 +1,65 @@
-"""Golden files: what `kgdb lf compile` prints for every example, per dialect.
+"""Golden table of compiled logical forms: every example in dsl/examples, compiled without a
+database (names as written) and the KAG paper's plan linked (names, relations and types given
+up front), both dialects side by side in tests/unit/goldens/lf.json; every Neo4j text linted.
 
-Rewrite them with ``KGDB_UPDATE_GOLDENS=1 pytest tests/unit/test_lf_goldens.py`` and review
-the diff."""
+Each case lists the plan's statements in order; a joint pattern is followed by its
+one-step-per-statement fallback. Regenerate with
+``KGDB_UPDATE_GOLDENS=1 pytest tests/unit/test_lf_goldens.py`` and review the diff."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-import pytest
-
-from kgdb.cli.lf import render_compiled
-from kgdb.dialects import get_dialect
+from kgdb.dialects import Dialect
 from kgdb.dsl.logical_form import parse_plan
+from kgdb.link import GivenLinks, PatternLinker
 from kgdb.solve.lf_compile import compile_plan
+from kgdb.statement import Statement
+from tests.support.goldens import Case, assert_neo4j_lints_clean, validate_all
 
 ROOT = Path(__file__).resolve().parents[2]
-GOLDENS = Path(__file__).resolve().parent / "goldens" / "lf"
 EXAMPLES = sorted((ROOT / "dsl" / "examples").glob("*.lf"))
 
+PAPER = """\
+Step1: Identify the sports teams Cristiano Ronaldo played for in 2011.
+Action1: Retrieval(s=s1:Player[Cristiano Ronaldo], p=p1:playedFor, o=o1:SportsTeam, p.PlayedForInYear=2011)
+Step2: Determine the foundation years of each identified team.
+Action2: Retrieval(s=o1, p=p2:brithPlace, o=o2:Year)
+Step3: Which team was founded last?
+Action3: Sort(set=o1, orderby=o2, direction=max, limit=1)
+Count(o1)->n
+Sum(o2)->total
+Filter(left_expr=o2, right_expr=1900, op=gt)->old
+Verify(left_expr=o1, right_expr=Madrid, op=contains)->ok
+Output(o1, n, total, old, ok)
+"""
 
-@pytest.mark.parametrize("dialect", ["neo4j", "falkordb"])
-@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
-def test_golden(example: Path, dialect: str) -> None:
-    plan = parse_plan(example.read_text(encoding="utf-8"), example.name)
-    text = render_compiled(compile_plan(plan, get_dialect(dialect))) + "\n"
-    golden = GOLDENS / f"{example.stem}.{dialect}.cypher"
-    if os.environ.get("KGDB_UPDATE_GOLDENS"):
-        golden.parent.mkdir(parents=True, exist_ok=True)
-        golden.write_text(text, encoding="utf-8")
-    assert golden.exists(), f"no golden {golden}; run with KGDB_UPDATE_GOLDENS=1"
-    assert text == golden.read_text(encoding="utf-8")
+PAPER_LINKS = GivenLinks(
+    entities={"Cristiano Ronaldo": ["Q11571"]},
+    relations={"playedFor": ["member_of_sports_team"], "brithPlace": ["birthPlace"]},
+    types={"Player": ["Athlete", "FootballPlayer"], "SportsTeam": []},
+)
+
+
+def statements(source: str, name: str, dialect: Dialect,
+               linker: PatternLinker | None = None) -> list[Statement]:
+    compiled = compile_plan(parse_plan(source, name), dialect, linker)
+    out: list[Statement] = []
+    for op in compiled.statements():
+        out.append(op.query.statement)
+        out += [sub.query.statement for sub in op.fallback]
+    return out
+
+
+CASES = [
+    *[Case(path.stem, {"plan": path.name, "linked": False},
+           lambda d, path=path: statements(path.read_text(encoding="utf-8"), path.name, d))
+      for path in EXAMPLES],
+    Case("kag_paper[linked]", {"plan": PAPER, "links": "entities, relations and types given"},
+         lambda d: statements(PAPER, "<paper>", d, PAPER_LINKS)),
+]
+
+
+def test_lf_goldens() -> None:
+    table = validate_all("lf", CASES)
+    assert_neo4j_lints_clean(table)
