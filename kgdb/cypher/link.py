@@ -122,7 +122,7 @@ def vector_candidates(dialect: Dialect, searches: Sequence[VectorSearch], *,
     parts = []
     for s, search in enumerate(searches):
         k = p.add(f"k{s}", int(search.k))
-        queries = p.add(f"queries{s}", [{"query": i, "vector": list(v)}
+        queries = p.add(f"queries{s}", [{"query": i, "vector": v}
                                          for i, v in enumerate(search.vectors)])
         call = dialect.vector_search_call(search.label, "embedding", k, "q.vector")
         distance = dialect.exact_l2_prepared("node.embedding", "qv")

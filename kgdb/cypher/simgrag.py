@@ -14,6 +14,7 @@ own patterns are undirected, as in the paper).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kgdb.cypher.conditions import constraints, node_conditions
@@ -33,13 +34,16 @@ class MatchPlan:
 
 
 @dataclass(frozen=True)
-class Prune:
-    """The paper's lower bound (equation 11) applied set-wise: after expansion step ``s`` the
-    partial GSD plus ``remaining[s]`` (the sum of the minimum distances still unmatched) must
-    not exceed ``tau``."""
+class PrunedMatch:
+    """The top-k statement with the paper's lower bound (equation 11) applied set-wise: after
+    expansion step ``s`` the partial GSD plus the sum of the minimum distances still unmatched
+    must not exceed a bound tau, given per run (:meth:`at`); the text is built once."""
 
-    remaining: tuple[float, ...]
-    tau: float
+    statement: Statement
+    tau_param: str
+
+    def at(self, tau: float) -> Statement:
+        return self.statement.with_params(**{self.tau_param: tau})
 
 
 def _arrow(linked: LinkedPattern, j: int, left: int, rel: str) -> str:
@@ -51,7 +55,7 @@ def _arrow(linked: LinkedPattern, j: int, left: int, rel: str) -> str:
 
 
 def match_topk(dialect: Dialect, linked: LinkedPattern, plan: MatchPlan, *, k: int,
-               label: str = "Entity", prune: Prune | None = None) -> Statement:
+               label: str = "Entity") -> Statement:
     """The top-``k`` subgraphs matching the linked pattern, by Graph Semantic Distance.
 
     GSD is the paper's equation (3): the sum of the candidates' distances for known nodes
@@ -60,6 +64,21 @@ def match_topk(dialect: Dialect, linked: LinkedPattern, plan: MatchPlan, *, k: i
     the matched node ids (in node order), then by each edge's type and start node id.
     Rows: ``gsd, ids, names, triples`` (``[start id, type, end id]`` per edge).
     """
+    return _match(dialect, linked, plan, k, label, None)[0]
+
+
+def match_topk_pruned(dialect: Dialect, linked: LinkedPattern, plan: MatchPlan, *, k: int,
+                      remaining: Sequence[float], label: str = "Entity") -> PrunedMatch:
+    """:func:`match_topk` cutting, after expansion step ``s``, every partial match whose GSD so
+    far plus ``remaining[s]`` exceeds the run's tau (see :class:`PrunedMatch`)."""
+    statement, tau = _match(dialect, linked, plan, k, label, tuple(remaining))
+    assert tau is not None
+    return PrunedMatch(statement, tau)
+
+
+def _match(dialect: Dialect, linked: LinkedPattern, plan: MatchPlan, k: int, label: str,
+           remaining: tuple[float, ...] | None) -> tuple[Statement, str | None]:
+    prune = remaining is not None
     p = Params()
     node_label = dialect.labels([label])
     cand = {i: p.add(f"n{i}", [{"id": c.id, "d": c.distance} for c in n.candidates])
@@ -77,13 +96,13 @@ def match_topk(dialect: Dialect, linked: LinkedPattern, plan: MatchPlan, *, k: i
         names = [f"n{i}" for i in bound_nodes] + [f"r{j}" for j in bound_edges]
         return ", ".join(names + list(dist_vars.values()))
 
-    tau = p.add("tau", prune.tau) if prune is not None else ""
+    tau = p.add("tau", None) if remaining is not None else ""
 
     def prune_clause(step: int) -> str:
-        if prune is None:
+        if remaining is None:
             return ""
         terms = [dist_vars[key] for key in canonical if key in dist_vars]
-        terms.append(p.add(f"lb{step}", prune.remaining[step]))
+        terms.append(p.add(f"lb{step}", remaining[step]))
         return f"\nWHERE {' + '.join(terms)} <= {tau}"
 
     a = plan.anchor
@@ -132,7 +151,7 @@ def match_topk(dialect: Dialect, linked: LinkedPattern, plan: MatchPlan, *, k: i
         if j in rtypes:
             dist_vars[r] = f"dr{j}"
             new_dists.append(f"[c IN {rtypes[j]} WHERE c.type = type({r}) | c.d][0] AS dr{j}")
-        if new_dists or prune is not None:
+        if new_dists or prune:
             lines.append("WITH " + ", ".join([existing, *new_dists]) + prune_clause(step))
 
     terms = [dist_vars[key] for key in canonical if key in dist_vars]
@@ -150,7 +169,7 @@ def match_topk(dialect: Dialect, linked: LinkedPattern, plan: MatchPlan, *, k: i
         f"RETURN gsd, [{', '.join(v + '.id' for v in node_vars)}] AS ids, "
         f"[{', '.join(v + '.name' for v in node_vars)}] AS names, [{triples}] AS triples"
     )
-    return Statement("\n".join(lines), p.values)
+    return Statement("\n".join(lines), p.values), (tau[1:] if tau else None)
 
 
 # ---------------------------------------------------------------------- optimized engine step

@@ -242,7 +242,7 @@ class Dialect:
             "ORDER BY distance ASC\n"
             "LIMIT $k"
         )
-        return Statement(text, {"k": int(k), "vector": [float(x) for x in vector]})
+        return Statement(text, {"k": int(k), "vector": vector})
 
     def fulltext_search_call(self, label: str, props: Sequence[str], query: str) -> str:
         """``CALL ... YIELD node, score`` over the full-text index of ``label``."""

@@ -198,14 +198,13 @@ def _cypher_engine(store: GraphStore, linked: LinkedPattern, component: int,
                    settings: RetrievalSettings, statements: list[Statement]) -> list[Subgraph]:
     plan = cy.plan_match(linked)
 
-    def run(prune: cy.Prune | None) -> list[dict[str, Any]]:
-        statement = cy.match_topk(store.dialect, linked, plan, k=settings.k,
-                                  label=settings.label, prune=prune)
+    def run(statement: Statement) -> list[dict[str, Any]]:
         statements.append(statement)
         return store.run(statement).records()
 
     if not settings.prune:
-        return _rows_to_subgraphs(run(None), component, linked)
+        return _rows_to_subgraphs(run(cy.match_topk(store.dialect, linked, plan, k=settings.k,
+                                                    label=settings.label)), component, linked)
     # Lower bounds of what is still unmatched after each step (equations 9 and 10).
     minima = _minima(linked)
     n_nodes = len(linked.nodes)
@@ -224,15 +223,18 @@ def _cypher_engine(store: GraphStore, linked: LinkedPattern, component: int,
     node_d, edge_d = _distances(linked)
     upper = canonical_sum([max(d.values(), default=0.0) if d is not None else None
                            for d in [*node_d, *edge_d]])
+    pruned = cy.match_topk_pruned(store.dialect, linked, plan, k=settings.k,
+                                  remaining=remaining, label=settings.label)
     for slack in PRUNE_SLACKS:
         tau = min(lower + slack, upper)
         # The in-query sum adds the bound last, not in canonical order: a relative 1e-9
         # of slack covers the rounding, and completeness is only claimed up to tau.
-        rows = run(cy.Prune(tuple(remaining), tau + 1e-9 * (1.0 + abs(tau))))
+        rows = run(pruned.at(tau + 1e-9 * (1.0 + abs(tau))))
         if tau >= upper or (len(rows) >= settings.k
                             and float(rows[settings.k - 1]["gsd"]) <= tau):
             return _rows_to_subgraphs(rows, component, linked)
-    return _rows_to_subgraphs(run(None), component, linked)
+    return _rows_to_subgraphs(run(cy.match_topk(store.dialect, linked, plan, k=settings.k,
+                                                label=settings.label)), component, linked)
 
 
 @dataclass(order=True)

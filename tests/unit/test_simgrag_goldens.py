@@ -67,11 +67,11 @@ def match_cases() -> list[Case]:
             cases.append(Case(f"match_topk[{suffix}]", {"shape": shape, "typed": typed},
                               lambda d, lp=lp, plan=plan: cy.match_topk(d, lp, plan, k=3)))
             if any(n.candidates is not None for n in lp.nodes):
-                prune = cy.Prune(tuple(0.5 for _ in range(len(plan.order) + 1)), 1.25)
+                remaining = [0.5] * (len(plan.order) + 1)
                 cases.append(Case(f"match_topk_pruned[{suffix}]",
                                   {"shape": shape, "typed": typed, "tau": 1.25},
-                                  lambda d, lp=lp, plan=plan, prune=prune: cy.match_topk(
-                                      d, lp, plan, k=3, prune=prune)))
+                                  lambda d, lp=lp, plan=plan, rest=remaining: cy.match_topk_pruned(
+                                      d, lp, plan, k=3, remaining=rest).at(1.25)))
     known = linked(pattern_from_triples(SHAPES["three_hops"]), distinct="known")
     cases.append(Case("match_topk[three_hops, distinct=known]", {"distinct": "known"},
                       lambda d: cy.match_topk(d, known, cy.plan_match(known), k=3)))
