@@ -52,6 +52,8 @@ class Environment(BaseSettings):
     KGDB_LLM_MODEL: str = Field(default="gpt-4o-mini", description="the chat model")
     KGDB_LLM_TIMEOUT: float = Field(default=60.0, gt=0, description="seconds per LLM request")
     KGDB_LLM_RETRIES: int = Field(default=3, ge=0, description="HTTP retries per LLM request")
+    KGDB_EXTRACT_CONCURRENCY: int = Field(default=4, ge=1, description=(
+        "LLM extraction requests in flight at once (`--extract llm`)"))
     KGDB_MAX_KEY_BYTES: Bytes = Field(default=None, description=(
         "longest key string (names, ids, types); default and ceiling 4096"))
     KGDB_MAX_VALUE_BYTES: Bytes = Field(default=None, description="longest other string value (1 MiB)")

@@ -18,6 +18,7 @@ CREATE INDEX FOR (n:`KgdbMeta`) ON (n.`key`);
 // Redis command, not Cypher: GRAPH.CONSTRAINT CREATE <graph> UNIQUE NODE KgdbMeta PROPERTIES 1 key
 CREATE INDEX FOR (n:`Entity`) ON (n.`name`);
 CREATE INDEX FOR (n:`Concept`) ON (n.`name`);
+CREATE INDEX FOR (n:`Chunk`) ON (n.`document`);
 CREATE FULLTEXT INDEX FOR (n:`Entity`) ON (n.`name`, n.`description`, n.`summary`);
 CREATE FULLTEXT INDEX FOR (n:`Event`) ON (n.`name`, n.`description`);
 CREATE FULLTEXT INDEX FOR (n:`Concept`) ON (n.`name`, n.`description`);

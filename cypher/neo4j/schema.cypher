@@ -10,6 +10,7 @@ CREATE CONSTRAINT `kgdb_relationtype_name_unique` IF NOT EXISTS FOR (n:`Relation
 CREATE CONSTRAINT `kgdb_kgdbmeta_key_unique` IF NOT EXISTS FOR (n:`KgdbMeta`) REQUIRE n.`key` IS UNIQUE;
 CREATE INDEX `kgdb_entity_name_range` IF NOT EXISTS FOR (n:`Entity`) ON (n.`name`);
 CREATE INDEX `kgdb_concept_name_range` IF NOT EXISTS FOR (n:`Concept`) ON (n.`name`);
+CREATE INDEX `kgdb_chunk_document_range` IF NOT EXISTS FOR (n:`Chunk`) ON (n.`document`);
 CREATE FULLTEXT INDEX `kgdb_entity_text_fulltext` IF NOT EXISTS FOR (n:`Entity`) ON EACH [n.`name`, n.`description`, n.`summary`];
 CREATE FULLTEXT INDEX `kgdb_event_text_fulltext` IF NOT EXISTS FOR (n:`Event`) ON EACH [n.`name`, n.`description`];
 CREATE FULLTEXT INDEX `kgdb_concept_text_fulltext` IF NOT EXISTS FOR (n:`Concept`) ON EACH [n.`name`, n.`description`];

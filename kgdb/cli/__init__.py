@@ -13,6 +13,7 @@ from kgdb.cli.bench import bench
 from kgdb.cli.context import Context
 from kgdb.cli.db import db
 from kgdb.cli.demo import demo
+from kgdb.cli.documents import delete
 from kgdb.cli.errors import KgdbGroup
 from kgdb.cli.lf import lf
 from kgdb.cli.load import load
@@ -38,7 +39,7 @@ def cli(ctx: click.Context, uri: str | None, graph: str | None) -> None:
 
 
 for _command in (neo4j_group, db, schema, load, rules_group, stats, cypher, bench, demo, lf,
-                 pattern_command, ask_command, eval_group):
+                 pattern_command, ask_command, eval_group, delete):
     cli.add_command(_command)
 bench.add_command(bench_retrieve_command)
 

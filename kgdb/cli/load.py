@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from kgdb.cli.context import Context, pass_context
+from kgdb.cli.documents import load_documents_cmd
 from kgdb.cli.output import emit_json, json_option
 from kgdb.cli.records import records_command
 
@@ -47,3 +48,4 @@ def load_triples_cmd(ctx: Context, file: Path, sep: str | None, fmt: str | None,
 
 
 load.add_command(records_command)
+load.add_command(load_documents_cmd)

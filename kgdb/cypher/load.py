@@ -37,12 +37,16 @@ def merge_entities(d: Dialect, entities: Sequence[tuple[str, str, Sequence[float
 
 
 def merge_facts(d: Dialect, predicate: str, pairs: Sequence[tuple[str, str]]) -> Statement:
-    """``pairs``: (head id, tail id); one relationship typed by ``predicate`` per pair."""
+    """``pairs``: (head id, tail id); one relationship typed by ``predicate`` per pair. A fact
+    that document extraction created is marked ``asserted``: deleting the document keeps it
+    (kgdb/cypher/documents.py)."""
     return Statement(
         "UNWIND $rows AS row\n"
         "MATCH (h:Entity {id: row.h})\n"
         "MATCH (t:Entity {id: row.t})\n"
-        f"MERGE (h)-[:{d.ident(predicate)}]->(t)", {"rows": [{"h": h, "t": t} for h, t in pairs]},
+        f"MERGE (h)-[r:{d.ident(predicate)}]->(t)\n"
+        "FOREACH (_ IN CASE WHEN r.extracted = true THEN [1] ELSE [] END | SET r.asserted = true)",
+        {"rows": [{"h": h, "t": t} for h, t in pairs]},
         write=True, idempotent=True)
 
 

@@ -8,6 +8,7 @@ parse error, at most ``attempts`` times, then a :class:`~kgdb.errors.LlmError` e
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -50,13 +51,28 @@ def openai_client(settings: LlmSettings | None = None) -> Any:
                          timeout=settings.timeout_s, max_retries=settings.http_retries)
 
 
+@dataclass(frozen=True)
+class ChatReply:
+    """One answered chat request: its text and what it cost."""
+
+    text: str
+    prompt_tokens: int = 0
+    """``usage.prompt_tokens`` of the response (0 when the server reports no usage)."""
+    completion_tokens: int = 0
+    http_retries: int = 0
+    """How often the ``openai`` package sent the request again (429, 5xx, timeouts) before
+    this answer; its backoff honours ``Retry-After``."""
+
+
 class ChatClient:
-    """Sends chat messages and returns the reply text, or a parsed value."""
+    """Sends chat messages and returns the reply text, or a parsed value. One client may be
+    shared by threads (the ``openai`` client is)."""
 
     def __init__(self, settings: LlmSettings | None = None) -> None:
         self.settings = settings or LlmSettings.from_env()
         self._client = openai_client(self.settings)
         self.calls = 0
+        self._calls_lock = threading.Lock()
 
     @property
     def endpoint(self) -> str:
@@ -64,14 +80,21 @@ class ChatClient:
 
     def complete(self, messages: list[dict[str, str]], *, temperature: float = 0.0,
                  max_tokens: int | None = None) -> str:
+        return self.chat(messages, temperature=temperature, max_tokens=max_tokens).text
+
+    def chat(self, messages: list[dict[str, str]], *, temperature: float = 0.0,
+             max_tokens: int | None = None) -> ChatReply:
+        """Like :meth:`complete`, with the token usage and the HTTP retries of the request."""
         import openai
 
-        self.calls += 1
+        with self._calls_lock:
+            self.calls += 1
         try:
-            reply = self._client.chat.completions.create(
+            raw = self._client.chat.completions.with_raw_response.create(
                 model=self.settings.model, messages=messages, temperature=temperature,
                 **({"max_tokens": max_tokens} if max_tokens else {}),
             )
+            reply = raw.parse()
         except openai.APITimeoutError:
             raise LlmError(f"the LLM at {self.endpoint} did not answer within "
                            f"{self.settings.timeout_s:g} s") from None
@@ -91,15 +114,26 @@ class ChatClient:
             content = None
         if not content or not content.strip():
             raise LlmError(f"the LLM at {self.endpoint} returned an empty reply")
-        return str(content)
+        usage = getattr(reply, "usage", None)
+        return ChatReply(text=str(content),
+                         prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                         completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+                         http_retries=int(getattr(raw, "retries_taken", 0) or 0))
 
     def complete_parsed(self, messages: list[dict[str, str]], parse: Callable[[str], T], *,
-                        attempts: int = 3, what: str = "reply") -> T:
-        """Ask, parse; on :class:`OutputParseError` show the model its error and ask again."""
+                        attempts: int = 3, what: str = "reply",
+                        on_reply: Callable[[ChatReply], None] | None = None) -> T:
+        """Ask, parse; on :class:`OutputParseError` show the model its error and ask again.
+
+        ``on_reply`` sees every answered request (usage, HTTP retries), also those whose text
+        could not be parsed, before the text is parsed."""
         history = list(messages)
         last_error = ""
         for _ in range(max(1, attempts)):
-            text = self.complete(history)
+            reply = self.chat(history)
+            if on_reply is not None:
+                on_reply(reply)
+            text = reply.text
             try:
                 return parse(text)
             except OutputParseError as exc:

@@ -73,6 +73,7 @@ def desired_indexes(schema: Schema, dimension: int, *, unique_needs_range: bool)
             specs.append(IndexSpec("range", label, (prop,)))
         specs.append(IndexSpec("unique", label, (prop,)))
     specs += [IndexSpec("range", label, ("name",)) for label in ("Entity", "Concept")]
+    specs.append(IndexSpec("range", "Chunk", ("document",)))  # a document's chunks
     specs += [IndexSpec("fulltext", label, props) for label, props in FULLTEXT]
     specs += [IndexSpec("vector", label, ("embedding",), dimension) for label in VECTOR_LABELS]
     for t in schema.types:

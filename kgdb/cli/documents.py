@@ -1,0 +1,83 @@
+"""``kgdb load documents`` and ``kgdb delete document``: documents into the graph and out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from kgdb.cli.context import Context, pass_context
+from kgdb.cli.output import emit_json, json_option
+
+
+@click.command("documents")
+@click.argument("paths", nargs=-1, required=True,
+                type=click.Path(path_type=Path))
+@click.option("--extract", type=click.Choice(["none", "gazetteer", "llm"]), default="none",
+              show_default=True,
+              help="none: chunks only; gazetteer: link chunks to the graph's entities by name "
+                   "(no model); llm: extract entities, relations and events with the LLM.")
+@click.option("--chunk-size", default=1200, show_default=True, type=click.IntRange(100, 100_000),
+              help="Largest chunk, in characters.")
+@click.option("--title-entity", is_flag=True,
+              help="Make each document's title an entity supported by all its chunks.")
+@click.option("--ignore-case", is_flag=True, help="gazetteer: match names in any case.")
+@click.option("--min-name-length", default=3, show_default=True, type=click.IntRange(1, 1000),
+              help="gazetteer: shortest name that is matched.")
+@click.option("--batch", default=32, show_default=True, type=click.IntRange(1, 100_000),
+              help="Documents written per round of statements.")
+@click.option("--no-progress", is_flag=True)
+@json_option
+@pass_context
+def load_documents_cmd(ctx: Context, paths: tuple[Path, ...], extract: str, chunk_size: int,
+                       title_entity: bool, ignore_case: bool, min_name_length: int, batch: int,
+                       no_progress: bool, as_json: bool) -> None:
+    """Load text/Markdown files and JSON/JSONL corpora as documents, chunks and the mutual
+    index (a changed document replaces its old version; an unchanged one writes nothing)."""
+    from kgdb.documents.pipeline import DocumentOptions, load_documents
+
+    options = DocumentOptions(extract=extract, chunk_size=chunk_size, title_entity=title_entity,
+                              ignore_case=ignore_case, min_length=min_name_length, batch=batch)
+    extractor = _llm_extractor(ctx) if extract == "llm" else None
+    report = load_documents(ctx.store, ctx.embedder, paths, options=options,
+                            extractor=extractor, progress=not no_progress)
+    if as_json:
+        emit_json(report.to_json())
+        return
+    click.echo(f"{report.documents} documents: {report.written} written, {report.unchanged} "
+               f"unchanged; {report.chunks} chunks, {report.mentions} mentions, "
+               f"{report.facts} facts in {report.seconds:.1f} s")
+    for note in report.notes:
+        click.echo(f"note: {note}")
+
+
+def _llm_extractor(ctx: Context):  # type: ignore[no-untyped-def]
+    from kgdb.documents.extract_llm import LlmExtractor
+    from kgdb.link import Linker, LinkSettings
+
+    linker = Linker(ctx.store, None, LinkSettings("names"))
+    entity_types = sorted(linker.catalog()) or None
+    relation_types = [t for t in linker.relationship_types()] or None
+    return LlmExtractor(entity_types=entity_types, relation_types=relation_types)
+
+
+@click.group("delete")
+def delete() -> None:
+    """Remove what a load wrote."""
+
+
+@delete.command("document")
+@click.argument("ids", nargs=-1, required=True)
+@json_option
+@pass_context
+def delete_document_cmd(ctx: Context, ids: tuple[str, ...], as_json: bool) -> None:
+    """Delete documents: their chunks, mutual-index edges, and the extracted facts and
+    entities no other source supports (never what triples or records loads created)."""
+    from kgdb.documents.pipeline import delete_documents
+
+    report = delete_documents(ctx.store, list(ids))
+    if as_json:
+        emit_json(report.to_json())
+        return
+    click.echo(f"deleted {len(ids)} document(s); {report.facts_removed} facts and "
+               f"{report.entities_removed} entities no longer supported were removed")

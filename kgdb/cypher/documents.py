@@ -1,0 +1,188 @@
+"""Statements of the document pipeline: documents, chunks, the mutual index, extracted facts.
+
+The graph it writes::
+
+    (:Document {id, title, source, format, hash, chunks})-[:hasChunk]->(:Chunk {id, document,
+        position, text, headings, embedding})
+    (:Entity)-[:supporting_chunks]->(:Chunk)            KAG's mutual index
+    (:Entity)-[r:<relation> {extracted, chunks}]->(:Entity)    a fact and the chunks it came from
+
+Provenance decides what a document may delete: nodes and relationships that extraction
+created carry ``extracted = true``; a triples load that meets one marks it ``asserted =
+true``. Removing a document removes its chunks (and with them its mutual-index edges), its
+chunk ids from every fact, the extracted facts no chunk supports any more, and the extracted
+entities nothing supports any more, never what a triples or records load asserted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kgdb.dialects.base import Dialect
+from kgdb.statement import Statement
+
+ENTITY, CHUNK, DOCUMENT = "Entity", "Chunk", "Document"
+HAS_CHUNK, SUPPORTING = "hasChunk", "supporting_chunks"
+
+
+def document_states(ids: Sequence[str]) -> Statement:
+    """Rows ``id, hash`` of the stored documents among ``ids`` (hash null: not complete)."""
+    return Statement("UNWIND $ids AS id\nMATCH (d:Document {id: id})\n"
+                     "RETURN d.id AS id, d.hash AS hash", {"ids": list(ids)})
+
+
+def unsupport_facts(document_ids: Sequence[str]) -> Statement:
+    """Take the documents' chunk ids out of every fact's ``chunks`` (run before
+    :func:`delete_unsupported_facts`, while the chunks still lead to the facts)."""
+    return Statement(
+        "UNWIND $ids AS doc\n"
+        f"MATCH (c:{CHUNK} {{document: doc}})<-[:{SUPPORTING}]-(:{ENTITY})-[r]-(:{ENTITY})\n"
+        "WHERE r.chunks IS NOT NULL\n"
+        "WITH DISTINCT r, doc + '#' AS prefix\n"
+        # FalkorDB 4.16 reads `x STARTS WITH a + b` as `(x STARTS WITH a) + b`: one operand
+        "SET r.chunks = [x IN r.chunks WHERE NOT (x STARTS WITH prefix)]",
+        {"ids": list(document_ids)}, write=True, idempotent=True)
+
+
+def delete_unsupported_facts(document_ids: Sequence[str]) -> Statement:
+    """Delete the extracted facts around the documents' chunks that no chunk supports any more
+    (unless a triples load asserted them). Rows: ``deleted``. A statement of its own: FalkorDB
+    4.16 filters on a property before a SET of the same query has written it."""
+    return Statement(
+        "UNWIND $ids AS doc\n"
+        f"MATCH (c:{CHUNK} {{document: doc}})<-[:{SUPPORTING}]-(:{ENTITY})-[r]-(:{ENTITY})\n"
+        "WHERE size(r.chunks) = 0 AND r.extracted = true AND r.asserted IS NULL\n"
+        "WITH DISTINCT r\n"
+        "DELETE r\n"
+        "RETURN count(r) AS deleted", {"ids": list(document_ids)}, write=True, idempotent=True)
+
+
+def delete_chunks(document_ids: Sequence[str]) -> Statement:
+    """Delete the documents' chunks with their mutual-index edges. Rows: ``deleted``."""
+    return Statement(
+        f"UNWIND $ids AS doc\nMATCH (c:{CHUNK} {{document: doc}})\n"
+        "DETACH DELETE c\nRETURN count(c) AS deleted",
+        {"ids": list(document_ids)}, write=True, idempotent=True)
+
+
+def delete_orphan_entities() -> Statement:
+    """Delete the extracted entities that no chunk supports, no triples load asserted, and no
+    fact connects to another entity any more. Rows: ``deleted``."""
+    return Statement(
+        f"MATCH (e:{ENTITY})\n"
+        "WHERE e.extracted = true AND e.asserted IS NULL\n"
+        f"  AND NOT (e)-[:{SUPPORTING}]->(:{CHUNK}) AND NOT (e)--(:{ENTITY})\n"
+        "DETACH DELETE e\nRETURN count(e) AS deleted", write=True, idempotent=True)
+
+
+def delete_documents(ids: Sequence[str]) -> Statement:
+    """Delete the Document nodes (their chunks are deleted first). Rows: ``deleted``."""
+    return Statement(f"UNWIND $ids AS id\nMATCH (d:{DOCUMENT} {{id: id}})\n"
+                     "DETACH DELETE d\nRETURN count(d) AS deleted",
+                     {"ids": list(ids)}, write=True, idempotent=True)
+
+
+def merge_documents(documents: Sequence[Mapping[str, Any]]) -> Statement:
+    """``documents``: {id, title, source, format}; the hash is set last
+    (:func:`set_document_hashes`), so an interrupted write is redone on the next load."""
+    return Statement(
+        f"UNWIND $rows AS row\nMERGE (d:{DOCUMENT} {{id: row.id}})\n"
+        "SET d.title = row.title, d.source = row.source, d.format = row.format, "
+        "d.hash = null, d.chunks = null",
+        {"rows": [dict(d) for d in documents]}, write=True, idempotent=True)
+
+
+def merge_chunks(d: Dialect, chunks: Sequence[Mapping[str, Any]]) -> Statement:
+    """``chunks``: {id, document, position, text, headings, embedding}, each linked from its
+    document by ``hasChunk {position}``."""
+    return Statement(
+        f"UNWIND $rows AS row\nMATCH (d:{DOCUMENT} {{id: row.document}})\n"
+        f"MERGE (c:{CHUNK} {{id: row.id}})\n"
+        "SET c.document = row.document, c.position = row.position, c.text = row.text, "
+        f"c.headings = row.headings, c.embedding = {d.vector_value('row.embedding')}\n"
+        f"MERGE (d)-[h:{HAS_CHUNK}]->(c)\nSET h.position = row.position",
+        {"rows": [dict(c) for c in chunks]}, write=True, idempotent=True)
+
+
+def entity_names(d: Dialect, label: str = ENTITY) -> Statement:
+    """Rows ``id, name, synonyms`` of every ``label`` node (the gazetteer's dictionary)."""
+    return Statement(f"MATCH (e:{d.ident(label)}) WHERE e.name IS NOT NULL\n"
+                     "RETURN e.id AS id, e.name AS name, e.synonyms AS synonyms")
+
+
+def merge_extracted_entities(d: Dialect, entities: Sequence[Mapping[str, Any]],
+                             type_label: str | None = None) -> Statement:
+    """``entities``: {id, name, type, description, synonyms, embedding}: entities extraction
+    found.
+    A new one is marked ``extracted``; an existing one gains the synonyms and a description
+    it lacks. ``type_label`` (the schema's entity type) is added as a label."""
+    label = f", e:{d.ident(type_label)}" if type_label else ""
+    # An existing node is written only when something changes (FalkorDB 4.16 leaves a stale
+    # vector-index entry behind on every update of an embedded node: kgdb/cypher/catalog.py).
+    return Statement(
+        f"UNWIND $rows AS row\nMERGE (e:{ENTITY} {{id: row.id}})\n"
+        "ON CREATE SET e.name = row.name, e.extracted = true, e.type = row.type, "
+        "e.description = row.description, "
+        f"e.synonyms = row.synonyms, e.embedding = {d.vector_value('row.embedding')}{label}\n"
+        "WITH e, row\n"
+        "WHERE (e.description IS NULL AND row.description IS NOT NULL)\n"
+        "   OR any(s IN row.synonyms WHERE NOT s IN coalesce(e.synonyms, []))\n"
+        "SET e.description = coalesce(e.description, row.description), "
+        "e.synonyms = coalesce(e.synonyms, []) + "
+        "[s IN row.synonyms WHERE NOT s IN coalesce(e.synonyms, [])]",
+        {"rows": [dict(e) for e in entities]}, write=True, idempotent=True)
+
+
+def link_mentions(mentions: Sequence[tuple[str, str]]) -> Statement:
+    """``mentions``: (entity id, chunk id): ``(entity)-[:supporting_chunks]->(chunk)``."""
+    return Statement(
+        f"UNWIND $rows AS row\nMATCH (e:{ENTITY} {{id: row.entity}})\n"
+        f"MATCH (c:{CHUNK} {{id: row.chunk}})\nMERGE (e)-[:{SUPPORTING}]->(c)",
+        {"rows": [{"entity": e, "chunk": c} for e, c in mentions]}, write=True,
+        idempotent=True)
+
+
+def merge_extracted_facts(d: Dialect, relation: str,
+                          facts: Sequence[tuple[str, str, str]]) -> Statement:
+    """``facts``: (head id, tail id, chunk id) for one ``relation``; the chunk is added to the
+    fact's ``chunks`` (a new fact is marked ``extracted``)."""
+    return Statement(
+        f"UNWIND $rows AS row\nMATCH (h:{ENTITY} {{id: row.h}})\nMATCH (t:{ENTITY} {{id: row.t}})\n"
+        f"MERGE (h)-[r:{d.ident(relation)}]->(t)\n"
+        "ON CREATE SET r.extracted = true, r.chunks = []\n"
+        "SET r.chunks = CASE WHEN row.chunk IN coalesce(r.chunks, []) THEN r.chunks "
+        "ELSE coalesce(r.chunks, []) + row.chunk END",
+        {"rows": [{"h": h, "t": t, "chunk": c} for h, t, c in facts]}, write=True,
+        idempotent=True)
+
+
+def merge_concept_links(links: Sequence[tuple[str, str, str]]) -> Statement:
+    """``links``: (entity id, concept id, concept name): ``(entity)-[:belongTo]->(:Concept)``;
+    a new concept is marked ``extracted``."""
+    return Statement(
+        f"UNWIND $rows AS row\nMATCH (e:{ENTITY} {{id: row.entity}})\n"
+        "MERGE (c:Concept {id: row.concept})\n"
+        "ON CREATE SET c.name = row.name, c.extracted = true\n"
+        "MERGE (e)-[:belongTo]->(c)",
+        {"rows": [{"entity": e, "concept": c, "name": n} for e, c, n in links]}, write=True,
+        idempotent=True)
+
+
+def set_document_hashes(hashes: Sequence[tuple[str, str, int]]) -> Statement:
+    """``hashes``: (document id, content hash, chunk count): marks the documents complete."""
+    return Statement(
+        f"UNWIND $rows AS row\nMATCH (d:{DOCUMENT} {{id: row.id}})\n"
+        "SET d.hash = row.hash, d.chunks = row.chunks",
+        {"rows": [{"id": i, "hash": h, "chunks": n} for i, h, n in hashes]}, write=True,
+        idempotent=True)
+
+
+def document_summary(ids: Sequence[str]) -> Statement:
+    """Rows ``id, title, chunks, entities`` for the documents ``ids``."""
+    return Statement(
+        f"UNWIND $ids AS id\nMATCH (d:{DOCUMENT} {{id: id}})\n"
+        f"OPTIONAL MATCH (d)-[:{HAS_CHUNK}]->(c:{CHUNK})\n"
+        f"OPTIONAL MATCH (c)<-[:{SUPPORTING}]-(e:{ENTITY})\n"
+        "RETURN d.id AS id, d.title AS title, count(DISTINCT c) AS chunks, "
+        "count(DISTINCT e) AS entities", {"ids": list(ids)})

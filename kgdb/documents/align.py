@@ -1,0 +1,187 @@
+"""Knowledge alignment (KAG 2.4) of what the LLM extracted from a batch of chunks.
+
+1. **Standardise and fuse by name**: mentions whose normalised names are equal (case folded,
+   spaces collapsed, surrounding punctuation dropped) are one entity; its name is the most
+   frequent spelling, the other spellings become ``synonyms``, its type the most frequent
+   type given, its description the first one given.
+2. **Link to the graph**: an entity whose name the graph already has (exactly, then ignoring
+   case: the one linker, ``names`` mode) is that graph entity: nothing new is created, it
+   gains the synonyms and a description it lacks.
+3. **Fuse by meaning**: new entities of the same type whose name embeddings are closer than
+   ``similarity`` (cosine) are one entity (``NYC`` / ``New York City`` when the model puts
+   them close enough; the default threshold is strict, as a wrong fusion is worse than a
+   missed one).
+4. **Concepts**: a semantic type (``film director``) becomes a ``Concept`` of type
+   ``SemanticType`` that the entity ``belongTo``.
+
+Events become entities too (their type is the event type), with one relation per argument
+role from the event to the argument's entity.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kgdb.documents.model import Extraction
+from kgdb.embed.base import Embedder
+from kgdb.engine.base import GraphStore
+from kgdb.ir import NodeRef, Pattern, connected_groups
+from kgdb.link import Linker, LinkSettings
+
+SEMANTIC_TYPE = "SemanticType"
+"""The concept type of semantic types extraction gives (``SemanticType/film director``)."""
+
+
+@dataclass
+class AlignSettings:
+    similarity: float = 0.95
+    """Cosine similarity of name embeddings above which new entities of one type are fused."""
+    link_existing: bool = True
+    """Link entities to the graph's existing entities of the same name."""
+
+
+@dataclass
+class Aligned:
+    new_entities: dict[str | None, list[dict[str, Any]]] = field(default_factory=dict)
+    """Type label (a catalogued entity type, or None) -> rows for new entities."""
+    updates: list[dict[str, Any]] = field(default_factory=list)
+    """Existing entities gaining synonyms or a description."""
+    facts: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
+    """Relation -> (head id, tail id, chunk id)."""
+    mentions: list[tuple[str, str]] = field(default_factory=list)
+    concepts: list[tuple[str, str, str]] = field(default_factory=list)
+
+
+def normalise(name: str) -> str:
+    return re.sub(r"\s+", " ", name.casefold()).strip(" \t.,;:!?\"'()[]{}")
+
+
+@dataclass
+class _Cluster:
+    names: Counter[str] = field(default_factory=Counter)
+    types: Counter[str] = field(default_factory=Counter)
+    descriptions: list[str] = field(default_factory=list)
+    semantic_types: list[str] = field(default_factory=list)
+    chunks: list[str] = field(default_factory=list)
+    id: str | None = None
+    existing: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.names.most_common(1)[0][0]
+
+    @property
+    def type(self) -> str | None:
+        return self.types.most_common(1)[0][0] if self.types else None
+
+    def absorb(self, other: _Cluster) -> None:
+        self.names.update(other.names)
+        self.types.update(other.types)
+        self.descriptions += other.descriptions
+        self.semantic_types += other.semantic_types
+        self.chunks += other.chunks
+
+
+def align(store: GraphStore, embedder: Embedder, extractions: Sequence[Extraction],
+          settings: AlignSettings | None = None) -> Aligned:
+    settings = settings or AlignSettings()
+    clusters: dict[str, _Cluster] = {}
+
+    def mention(name: str, chunk: str, type_: str | None = None, description: str | None = None,
+                semantic: str | None = None) -> str | None:
+        key = normalise(name)
+        if not key:
+            return None
+        c = clusters.setdefault(key, _Cluster())
+        c.names[name.strip()] += 1
+        if type_:
+            c.types[type_] += 1
+        if description:
+            c.descriptions.append(description)
+        if semantic:
+            c.semantic_types.append(semantic)
+        c.chunks.append(chunk)
+        return key
+
+    raw_facts: list[tuple[str, str, str, str]] = []  # (head key, relation, tail key, chunk)
+    for x in extractions:
+        for e in x.entities:
+            mention(e.name, x.chunk_id, e.type, e.description, e.semantic_type)
+        for ev in x.events:
+            head = mention(ev.name, x.chunk_id, ev.type, ev.description)
+            for role, arg in ev.arguments:
+                tail = mention(arg, x.chunk_id)
+                if head and tail and head != tail and role.strip():
+                    raw_facts.append((head, role.strip(), tail, x.chunk_id))
+        for r in x.relations:
+            head, tail = mention(r.head, x.chunk_id), mention(r.tail, x.chunk_id)
+            if head and tail and head != tail and r.relation.strip():
+                raw_facts.append((head, r.relation.strip(), tail, x.chunk_id))
+
+    keys = list(clusters)
+    linker = Linker(store, None, LinkSettings("names"))
+    if settings.link_existing and keys:
+        linked = linker.link(Pattern(tuple(NodeRef(f"n{i}", clusters[k].name)
+                                           for i, k in enumerate(keys))))
+        for key, node in zip(keys, linked.nodes, strict=True):
+            if node.candidates:
+                clusters[key].id = sorted(c.id for c in node.candidates)[0]
+                clusters[key].existing = True
+
+    # Fuse new entities of one type by the meaning of their names.
+    new = [k for k in keys if not clusters[k].existing]
+    alias: dict[str, str] = {k: k for k in keys}
+    if len(new) > 1 and settings.similarity < 1.0:
+        vectors = np.asarray(embedder.embed([clusters[k].name for k in new]), dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        unit = vectors / np.where(norms == 0, 1, norms)
+        sims = unit @ unit.T
+        pairs = [(new[i], new[j]) for i in range(len(new)) for j in range(i + 1, len(new))
+                 if sims[i, j] >= settings.similarity
+                 and clusters[new[i]].type == clusters[new[j]].type]
+        for group in connected_groups(new, pairs):
+            keep = max(group, key=lambda k: (sum(clusters[k].names.values()), -new.index(k)))
+            for k in group:
+                if k != keep:
+                    clusters[keep].absorb(clusters[k])
+                    alias[k] = keep
+    out = Aligned()
+    catalog = linker.catalog()
+    kept = [k for k in keys if alias[k] == k]
+    fresh = [k for k in kept if not clusters[k].existing]
+    fresh_vectors = dict(zip(fresh, embedder.embed([clusters[k].name for k in fresh]),
+                             strict=True)) if fresh else {}
+    for key in kept:
+        c = clusters[key]
+        synonyms = sorted(n for n in c.names if n != c.name)
+        description = c.descriptions[0] if c.descriptions else None
+        if c.existing:
+            assert c.id is not None
+            if synonyms or description:
+                out.updates.append({"id": c.id, "name": c.name, "type": c.type,
+                                    "description": description, "synonyms": synonyms,
+                                    "embedding": None})
+        else:
+            c.id = c.name
+            label = c.type if c.type in catalog else None
+            out.new_entities.setdefault(label, []).append(
+                {"id": c.id, "name": c.name, "type": c.type, "description": description,
+                 "synonyms": synonyms, "embedding": fresh_vectors[key]})
+        for semantic in dict.fromkeys(s.strip() for s in c.semantic_types if s.strip()):
+            out.concepts.append((c.id, f"{SEMANTIC_TYPE}/{semantic}", semantic))
+    for key in keys:
+        c = clusters[alias[key]]
+        assert c.id is not None
+        out.mentions += [(c.id, chunk) for chunk in clusters[key].chunks]
+    for head, relation, tail, chunk in raw_facts:
+        h, t = clusters[alias[head]].id, clusters[alias[tail]].id
+        if h and t and h != t:
+            out.facts.setdefault(relation, []).append((h, t, chunk))
+    out.mentions = list(dict.fromkeys(out.mentions))
+    return out

@@ -1,0 +1,232 @@
+"""``kgdb load documents`` and ``kgdb delete document``: KAG's builder, end to end.
+
+For each document: read and chunk it, compare a hash of its content (and of how it is
+processed) with the stored one, and only for a new or changed document: remove what its
+previous version wrote (its chunks, their mutual-index edges, its chunk ids on facts, and
+the extracted facts and entities nothing supports any more), write the document and its
+chunks with their embeddings, extract and write the mutual index and the facts, and set the
+document's hash last. A load killed at any point leaves the hash unset (or old), so the next
+load redoes exactly the unfinished documents and ends in the state of an uninterrupted load;
+extraction already paid for comes from the LLM cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kgdb.cypher import documents as cy
+from kgdb.documents.align import Aligned, AlignSettings, align
+from kgdb.documents.chunking import DEFAULT_SIZE, chunk_document
+from kgdb.documents.gazetteer import DEFAULT_MIN_LENGTH, Gazetteer
+from kgdb.documents.model import Chunk, Document, ExtractionStats, Extractor
+from kgdb.documents.readers import read_documents
+from kgdb.embed.base import Embedder
+from kgdb.engine.base import GraphStore
+from kgdb.errors import LoadError
+from kgdb.schema.apply import ensure_base_schema
+
+EXTRACT_MODES = ("none", "gazetteer", "llm")
+PIPELINE_VERSION = 1
+"""Part of every document's hash: a change of how documents are processed reloads them."""
+
+
+@dataclass
+class DocumentOptions:
+    extract: str = "none"
+    chunk_size: int = DEFAULT_SIZE
+    title_entity: bool = False
+    """Make each document's title an entity supported by all its chunks."""
+    ignore_case: bool = False
+    min_length: int = DEFAULT_MIN_LENGTH
+    batch: int = 32
+    """Documents written per round of statements."""
+    align: AlignSettings = field(default_factory=AlignSettings)
+
+    def fingerprint(self, extractor: Extractor | None) -> dict[str, Any]:
+        out: dict[str, Any] = {"version": PIPELINE_VERSION, "extract": self.extract,
+                               "chunk_size": self.chunk_size, "title_entity": self.title_entity}
+        if self.extract == "gazetteer":
+            out.update(ignore_case=self.ignore_case, min_length=self.min_length)
+        if self.extract == "llm" and extractor is not None:
+            out["extractor"] = getattr(extractor, "fingerprint", extractor.name)
+            out["align"] = vars(self.align)
+        return out
+
+
+@dataclass
+class DocumentReport:
+    documents: int = 0
+    unchanged: int = 0
+    written: int = 0
+    chunks: int = 0
+    mentions: int = 0
+    facts: int = 0
+    entities_created: int = 0
+    facts_removed: int = 0
+    entities_removed: int = 0
+    seconds: float = 0.0
+    extraction: ExtractionStats = field(default_factory=ExtractionStats)
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        out = {k: v for k, v in vars(self).items() if k != "extraction"}
+        out["extraction"] = self.extraction.to_json()
+        return out
+
+
+def _hash(document: Document, chunks: Sequence[Chunk], fingerprint: dict[str, Any]) -> str:
+    body = json.dumps({"title": document.title, "fingerprint": fingerprint,
+                       "chunks": [[c.id, c.text, list(c.headings)] for c in chunks]},
+                      ensure_ascii=False, sort_keys=True)
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def embedding_text(document: Document, chunk: Chunk) -> str:
+    """What a chunk's embedding is computed from: its title and heading path, then its text."""
+    path = " > ".join([document.title, *[h for h in chunk.headings if h]])
+    return f"{path}\n{chunk.text}"
+
+
+def _rows(store: GraphStore, statement: Any) -> list[dict[str, Any]]:
+    return store.run(statement).records()
+
+
+def _remove(store: GraphStore, ids: Sequence[str], report: DocumentReport) -> None:
+    """What the documents' previous versions wrote, except the Document nodes."""
+    if not ids:
+        return
+    store.run(cy.unsupport_facts(ids))
+    report.facts_removed += int(_rows(store, cy.delete_unsupported_facts(ids))[0]["deleted"])
+    store.run(cy.delete_chunks(ids))
+
+
+def gazetteer_for(store: GraphStore, options: DocumentOptions) -> Gazetteer:
+    rows = _rows(store, cy.entity_names(store.dialect))
+    return Gazetteer(((str(r["id"]), str(r["name"]), [str(s) for s in r["synonyms"] or []])
+                      for r in rows),
+                     ignore_case=options.ignore_case, min_length=options.min_length)
+
+
+def load_documents(store: GraphStore, embedder: Embedder, paths: Iterable[str | Path], *,
+                   options: DocumentOptions | None = None, extractor: Extractor | None = None,
+                   progress: bool = True) -> DocumentReport:
+    """Load the documents of ``paths`` (see the module docstring). ``extractor`` is the LLM
+    extractor when ``options.extract`` is ``llm``."""
+    from tqdm import tqdm
+
+    options = options or DocumentOptions()
+    if options.extract not in EXTRACT_MODES:
+        raise LoadError(f"unknown extraction {options.extract!r}; choose one of "
+                        f"{', '.join(EXTRACT_MODES)}")
+    if options.extract == "llm" and extractor is None:
+        raise LoadError("--extract llm needs an LLM extractor")
+    t0 = time.perf_counter()
+    documents = read_documents(paths)  # every file is checked before anything is written
+    chunked = [(d, chunk_document(d, options.chunk_size)) for d in documents]
+    report = DocumentReport(documents=len(documents))
+    ensure_base_schema(store, embedder)
+    if options.extract == "gazetteer":
+        extractor = gazetteer_for(store, options)
+        report.notes.append(f"gazetteer of {len(extractor)} names "
+                            f"({extractor.ambiguous} shared by several entities)")
+    fingerprint = options.fingerprint(extractor)
+    hashes = {d.id: _hash(d, chunks, fingerprint) for d, chunks in chunked}
+    stored: dict[str, Any] = {}
+    ids = list(hashes)
+    for start in range(0, len(ids), 1000):
+        for row in _rows(store, cy.document_states(ids[start:start + 1000])):
+            stored[str(row["id"])] = row["hash"]
+    todo = [(d, chunks) for d, chunks in chunked if stored.get(d.id) != hashes[d.id]]
+    report.unchanged = len(chunked) - len(todo)
+    bar = tqdm(total=len(todo), unit="docs", file=sys.stderr, disable=not progress or not todo,
+               desc="documents")
+    try:
+        for start in range(0, len(todo), options.batch):
+            batch = todo[start:start + options.batch]
+            _write_batch(store, embedder, batch, options, extractor, hashes, report)
+            bar.update(len(batch))
+            bar.set_postfix(chunks=report.chunks, mentions=report.mentions, facts=report.facts)
+    finally:
+        bar.close()
+    report.entities_removed += int(_rows(store, cy.delete_orphan_entities())[0]["deleted"])
+    if extractor is not None and options.extract == "llm":
+        report.extraction = extractor.stats
+    report.written = len(todo)
+    report.seconds = round(time.perf_counter() - t0, 3)
+    return report
+
+
+def _write_batch(store: GraphStore, embedder: Embedder,
+                 batch: Sequence[tuple[Document, list[Chunk]]], options: DocumentOptions,
+                 extractor: Extractor | None, hashes: dict[str, str],
+                 report: DocumentReport) -> None:
+    d = store.dialect
+    ids = [doc.id for doc, _ in batch]
+    _remove(store, ids, report)
+    store.run(cy.merge_documents([{"id": doc.id, "title": doc.title, "source": doc.source,
+                                   "format": doc.meta.get("format", "")} for doc, _ in batch]))
+    chunks = [(doc, c) for doc, cs in batch for c in cs]
+    vectors: Any = embedder.embed([embedding_text(doc, c) for doc, c in chunks]) if chunks else []
+    for start in range(0, len(chunks), 500):
+        part = range(start, min(start + 500, len(chunks)))
+        store.run(cy.merge_chunks(d, [
+            {"id": chunks[i][1].id, "document": chunks[i][1].document_id,
+             "position": chunks[i][1].position, "text": chunks[i][1].text,
+             "headings": list(chunks[i][1].headings), "embedding": vectors[i]} for i in part]))
+    report.chunks += len(chunks)
+    mentions: list[tuple[str, str]] = []
+    if options.title_entity:
+        titles = list(dict.fromkeys(doc.title for doc, _ in batch))
+        title_vectors = embedder.embed(titles)
+        store.run(cy.merge_extracted_entities(d, [
+            {"id": t, "name": t, "description": None, "synonyms": [], "embedding": v}
+            for t, v in zip(titles, title_vectors, strict=True)]))
+        mentions += [(doc.title, c.id) for doc, cs in batch for c in cs]
+    if extractor is not None and options.extract != "none":
+        extractions = list(extractor.extract([c for _, c in chunks]))
+        if options.extract == "gazetteer":
+            mentions += [(e.id, x.chunk_id) for x in extractions for e in x.entities if e.id]
+        else:
+            aligned = align(store, embedder, extractions, options.align)
+            _write_aligned(store, aligned, report)
+            mentions += aligned.mentions
+    mentions = list(dict.fromkeys(mentions))
+    for start in range(0, len(mentions), 5000):
+        store.run(cy.link_mentions(mentions[start:start + 5000]))
+    report.mentions += len(mentions)
+    store.run(cy.set_document_hashes([(doc.id, hashes[doc.id], len(cs)) for doc, cs in batch]))
+
+
+def _write_aligned(store: GraphStore, aligned: Aligned, report: DocumentReport) -> None:
+    d = store.dialect
+    for type_label, rows in aligned.new_entities.items():
+        store.run(cy.merge_extracted_entities(d, rows, type_label))
+        report.entities_created += len(rows)
+    if aligned.updates:
+        store.run(cy.merge_extracted_entities(d, aligned.updates))
+    for relation, facts in aligned.facts.items():
+        store.run(cy.merge_extracted_facts(d, relation, facts))
+        report.facts += len(facts)
+    if aligned.concepts:
+        store.run(cy.merge_concept_links(aligned.concepts))
+
+
+def delete_documents(store: GraphStore, ids: Sequence[str]) -> DocumentReport:
+    """Remove documents: their chunks and mutual-index edges, and the extracted facts and
+    entities that no other source supports (never what a triples or records load created)."""
+    found = {str(r["id"]) for r in _rows(store, cy.document_states(ids))}
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise LoadError(f"no document with id {missing[0]!r} in this graph")
+    report = DocumentReport(documents=len(ids))
+    _remove(store, ids, report)
+    store.run(cy.delete_documents(ids))
+    report.entities_removed += int(_rows(store, cy.delete_orphan_entities())[0]["deleted"])
+    return report

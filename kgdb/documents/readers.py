@@ -1,0 +1,224 @@
+"""Documents from files: text and Markdown files, and JSON/JSONL corpora of records.
+
+Identity rules (the README's "Documents" section says the same):
+
+- A text (``.txt``) or Markdown (``.md``, ``.markdown``) file is one document whose id is the
+  file name without its extension (``notes/kismet.md`` -> ``kismet``), so loading the same file
+  from another directory updates the same document. Its title is its first heading, else the
+  id. Headings are its structure; paragraphs (separated by blank lines) are its sections.
+- A JSON file holding a list of records, or a JSONL file of one record per line, is a corpus.
+  A record is ``{"id"?, "title", "text"}``; its document id is ``id`` when given, else the
+  title. Records that share a document id are the paragraphs of one document, in file order
+  (the layout of MuSiQue's ``corpus.json``).
+- Two different sources that give the same id in one load (``a.md`` and ``a.txt``, or a file
+  and a corpus record) are an error naming both; across loads, the same id is the same
+  document, and loading it again replaces it (an unchanged document writes nothing).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from kgdb.documents.model import Document, Section
+from kgdb.errors import LoadError
+from kgdb.text import TextError, normalise_newlines, open_data_file, text_problem
+
+TEXT_SUFFIXES = {".txt": "text", ".md": "markdown", ".markdown": "markdown"}
+CORPUS_SUFFIXES = {".json": "json", ".jsonl": "jsonl"}
+MAX_ID = 512
+"""Longest document id, in characters (chunk ids append ``#pppp#ccc``)."""
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+
+
+def _decode(path: Path, data: bytes) -> str:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise LoadError(f"{path}:{line}: not UTF-8 text ({exc.reason} at byte "
+                        f"{exc.start})") from None
+    return normalise_newlines(text.removeprefix("\ufeff"))
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        with open_data_file(path, what="document") as handle:
+            return handle.read()
+    except TextError as exc:
+        raise LoadError(str(exc)) from None
+
+
+def _check(where: str, value: str, what: str) -> str:
+    problem = text_problem(value)
+    if problem:
+        raise LoadError(f"{where}: the {what} {problem}")
+    return value
+
+
+def _check_id(where: str, ident: str) -> str:
+    ident = _check(where, ident.strip(), "document id")
+    if not ident:
+        raise LoadError(f"{where}: the document id is empty")
+    if len(ident) > MAX_ID:
+        raise LoadError(f"{where}: the document id is longer than {MAX_ID} characters")
+    if "#" in ident:
+        raise LoadError(f"{where}: the document id {ident!r} contains '#', which separates the "
+                        "parts of chunk ids")
+    return ident
+
+
+def paragraphs(text: str, markdown: bool) -> tuple[str | None, list[Section]]:
+    """The first heading (Markdown) and the sections: paragraphs under their heading path."""
+    title: str | None = None
+    path: list[str] = []
+    sections: list[Section] = []
+    buffer: list[str] = []
+
+    def flush() -> None:
+        body = "\n".join(buffer).strip()
+        buffer.clear()
+        if body:
+            sections.append(Section(body, tuple(path)))
+
+    in_fence = False
+    for line in text.split("\n"):
+        if markdown and line.lstrip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+            buffer.append(line)
+            continue
+        heading = _HEADING.match(line) if markdown and not in_fence else None
+        if heading:
+            flush()
+            level, name = len(heading.group(1)), heading.group(2).strip()
+            if title is None and name:
+                title = name
+            del path[level - 1:]
+            path += [""] * (level - 1 - len(path)) + [name]
+            continue
+        if not line.strip() and not in_fence:
+            flush()
+            continue
+        buffer.append(line)
+    flush()
+    return title, sections
+
+
+def read_text_document(path: Path) -> Document:
+    kind = TEXT_SUFFIXES[path.suffix.lower()]
+    text = _decode(path, _read_bytes(path))
+    problem = text_problem(text)
+    if problem:
+        line = 1
+        for number, content in enumerate(text.split("\n"), start=1):
+            if text_problem(content):
+                line = number
+                break
+        raise LoadError(f"{path}:{line}: the text {problem}")
+    ident = _check_id(str(path), path.stem)
+    title, sections = paragraphs(text, kind == "markdown")
+    if not sections:
+        raise LoadError(f"{path}: the document has no text")
+    return Document(ident, title or ident, tuple(sections), str(path), {"format": kind})
+
+
+def _records(path: Path) -> Iterator[tuple[str, Any]]:
+    """(where, record) for every record of a JSON list or JSONL file."""
+    data = _decode(path, _read_bytes(path))
+    if path.suffix.lower() == ".jsonl":
+        for number, line in enumerate(data.split("\n"), start=1):
+            if not line.strip():
+                continue
+            try:
+                yield f"{path}:{number}", json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise LoadError(f"{path}:{number}: not JSON ({exc.msg})") from None
+            except RecursionError:
+                raise LoadError(f"{path}:{number}: the record is nested too deeply") from None
+        return
+    try:
+        records = json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise LoadError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
+    except RecursionError:
+        raise LoadError(f"{path}: the JSON is nested too deeply") from None
+    if not isinstance(records, list):
+        raise LoadError(f"{path}: a corpus must be a JSON list of {{id?, title, text}} records, "
+                        f"not a {type(records).__name__}")
+    for number, record in enumerate(records, start=1):
+        yield f"{path}: record {number}", record
+
+
+def read_corpus(path: Path) -> list[Document]:
+    """The documents of a JSON/JSONL corpus, in order of first record."""
+    docs: dict[str, dict[str, Any]] = {}
+    for where, record in _records(path):
+        if not isinstance(record, dict):
+            raise LoadError(f"{where}: a record must be an object with title and text")
+        unknown = sorted(set(record) - {"id", "title", "text"})
+        if unknown:
+            raise LoadError(f"{where}: unknown field {unknown[0]!r} (a record has id, title, "
+                            "text)")
+        title, text = record.get("title"), record.get("text")
+        if not isinstance(title, str) or not title.strip():
+            raise LoadError(f"{where}: the record needs a non-empty title (a string)")
+        if not isinstance(text, str):
+            raise LoadError(f"{where}: the record needs a text (a string)")
+        raw_id = record.get("id", title)
+        if not isinstance(raw_id, str | int) or isinstance(raw_id, bool):
+            raise LoadError(f"{where}: the id must be a string or an integer")
+        ident = _check_id(where, str(raw_id))
+        title = _check(where, normalise_newlines(title).strip(), "title")
+        text = _check(where, normalise_newlines(text).strip(), "text")
+        doc = docs.setdefault(ident, {"title": title, "sections": [], "where": where})
+        if doc["title"] != title:
+            raise LoadError(f"{where}: record of document {ident!r} has the title {title!r} but "
+                            f"{doc['where']} gave it {doc['title']!r}")
+        if text:
+            doc["sections"].append(Section(text))
+    out = []
+    for ident, doc in docs.items():
+        if not doc["sections"]:
+            raise LoadError(f"{doc['where']}: document {ident!r} has no text")
+        out.append(Document(ident, doc["title"], tuple(doc["sections"]), doc["where"],
+                            {"format": "corpus"}))
+    return out
+
+
+def _files(paths: Iterable[Path]) -> Iterator[Path]:
+    for path in paths:
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.is_file() and
+                           p.suffix.lower() in {**TEXT_SUFFIXES, **CORPUS_SUFFIXES})
+            if not found:
+                raise LoadError(f"{path}: no .txt, .md, .json or .jsonl file in this directory")
+            yield from found
+        else:
+            yield path
+
+
+def read_documents(paths: Iterable[str | Path]) -> list[Document]:
+    """Every document of ``paths`` (files or directories), checked for id collisions."""
+    documents: list[Document] = []
+    seen: dict[str, str] = {}
+    for path in _files(Path(p) for p in paths):
+        suffix = path.suffix.lower()
+        if suffix in TEXT_SUFFIXES:
+            found = [read_text_document(path)]
+        elif suffix in CORPUS_SUFFIXES:
+            found = read_corpus(path)
+        else:
+            raise LoadError(f"{path}: unknown document format {suffix or '(no extension)'!r} "
+                            "(use .txt, .md, .json or .jsonl)")
+        for doc in found:
+            if doc.id in seen:
+                raise LoadError(f"{doc.source}: document id {doc.id!r} is also the id of "
+                                f"{seen[doc.id]} (ids must be unique within a load; see the "
+                                "README's identity rules)")
+            seen[doc.id] = doc.source
+            documents.append(doc)
+    return documents
