@@ -53,11 +53,9 @@ def load_documents_cmd(ctx: Context, paths: tuple[Path, ...], extract: str, chun
 
 def _llm_extractor(ctx: Context):  # type: ignore[no-untyped-def]
     from kgdb.documents.extract_llm import LlmExtractor
-    from kgdb.link import Linker, LinkSettings
+    from kgdb.documents.pipeline import schema_types
 
-    linker = Linker(ctx.store, None, LinkSettings("names"))
-    entity_types = sorted(linker.catalog()) or None
-    relation_types = [t for t in linker.relationship_types()] or None
+    entity_types, relation_types = schema_types(ctx.store)
     return LlmExtractor(entity_types=entity_types, relation_types=relation_types)
 
 

@@ -111,6 +111,13 @@ def entity_names(d: Dialect, label: str = ENTITY) -> Statement:
                      "RETURN e.id AS id, e.name AS name, e.synonyms AS synonyms")
 
 
+def schema_relation_types() -> Statement:
+    """Rows ``name`` of the relation types a schema declared (they have a source type; a
+    triples load catalogues its predicates without one)."""
+    return Statement("MATCH (r:RelationType) WHERE r.source IS NOT NULL\n"
+                     "RETURN r.name AS name ORDER BY name")
+
+
 def merge_extracted_entities(d: Dialect, entities: Sequence[Mapping[str, Any]],
                              type_label: str | None = None) -> Statement:
     """``entities``: {id, name, type, description, synonyms, embedding}: entities extraction

@@ -107,6 +107,16 @@ def _remove(store: GraphStore, ids: Sequence[str], report: DocumentReport) -> No
     store.run(cy.delete_chunks(ids))
 
 
+def schema_types(store: GraphStore) -> tuple[list[str] | None, list[str] | None]:
+    """The entity and relation types an applied schema declares (None: no schema, so
+    extraction is open)."""
+    from kgdb.link import Linker, LinkSettings
+
+    entity_types = sorted(Linker(store, None, LinkSettings("names")).catalog()) or None
+    relation_types = [str(r["name"]) for r in _rows(store, cy.schema_relation_types())]
+    return entity_types, (relation_types or None) if entity_types else None
+
+
 def gazetteer_for(store: GraphStore, options: DocumentOptions) -> Gazetteer:
     rows = _rows(store, cy.entity_names(store.dialect))
     return Gazetteer(((str(r["id"]), str(r["name"]), [str(s) for s in r["synonyms"] or []])

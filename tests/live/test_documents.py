@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -293,3 +294,49 @@ def test_musique_corpus_loads(store, embedder) -> None:
     again = load_documents(store, embedder, [corpus], options=DocumentOptions(
         title_entity=True), progress=False)
     assert again.written == 0
+
+
+def test_llm_extraction_end_to_end(cli_store, embedder, scripted_llm, tmp_path: Path) -> None:
+    """`kgdb load documents --extract llm` through the OpenAI-compatible API: the schema's types
+    constrain the prompt, a model's messy reply is parsed, facts are written with their chunks,
+    and a reload after a delete pays nothing (the replies are cached)."""
+    store = cli_store
+    schema = write(tmp_path / "films.schema", "Movie(Film): EntityType\n"
+                   "    relations:\n        directed_by(directed by): Person\n"
+                   "Person(Person): EntityType\n")
+    assert CliRunner().invoke(cli, ["schema", "apply", str(schema)]).exit_code == 0
+
+    def reply(body: dict[str, Any]) -> str:
+        system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
+        assert "Movie" in system and "directed_by" in system  # the schema constrains
+        if "Kismet" in user:
+            return ("Sure! Here is the JSON:\n```json\n{\"entities\": [{\"name\": \"Kismet\", "
+                    "\"type\": \"movie\", \"semantic_type\": \"film\"}, {\"name\": \"William "
+                    "Dieterle\", \"type\": \"Person\"}, {\"name\": \"MGM\", \"type\": "
+                    "\"Studio\"},], \"relations\": [{\"head\": \"Kismet\", \"relation\": "
+                    "\"Directed By\", \"tail\": \"William Dieterle\"}]}\n```")
+        return '{"entities": [], "relations": []}'
+
+    scripted_llm.default = reply
+    # a text of its own: the reply cache (in KGDB_HOME) has never seen it
+    doc = write(tmp_path / "kismet.txt", "Kismet is a 1944 MGM film directed by William "
+                                         f"Dieterle. (run {uuid.uuid4().hex})")
+    result = CliRunner().invoke(cli, ["load", "documents", str(doc), "--extract", "llm",
+                                      "--no-progress", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["facts"] == 1 and report["extraction"]["requests"] == 1
+    fact = store.run("MATCH (h:Entity)-[r:directed_by]->(t:Entity) RETURN h.id AS h, t.id AS t, "
+                     "r.chunks AS chunks, labels(h) AS labels").records()
+    assert fact == [{"h": "Kismet", "t": "William Dieterle", "chunks": ["kismet#0000#000"],
+                     "labels": ["Entity", "Movie"]}]
+    assert store.run("MATCH (e:Entity {id: 'MGM'}) RETURN count(e)").value() == 0  # undeclared
+    assert CliRunner().invoke(cli, ["delete", "document", "kismet"]).exit_code == 0
+    assert store.run("MATCH (e:Entity) RETURN count(e)").value() == 0
+    before = len(scripted_llm.requests)
+    result = CliRunner().invoke(cli, ["load", "documents", str(doc), "--extract", "llm",
+                                      "--no-progress", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["extraction"]["cached"] == 1
+    assert len(scripted_llm.requests) == before
+    assert store.run("MATCH ()-[r:directed_by]->() RETURN count(r)").value() == 1
