@@ -24,20 +24,27 @@ from kgdb.cli.output import emit_json, json_option
 @click.option("--ignore-case", is_flag=True, help="gazetteer: match names in any case.")
 @click.option("--min-name-length", default=3, show_default=True, type=click.IntRange(1, 1000),
               help="gazetteer: shortest name that is matched.")
+@click.option("--fuse-similarity", default=0.95, show_default=True,
+              type=click.FloatRange(0.0, 1.0),
+              help="llm: cosine similarity of name embeddings above which new entities of one "
+                   "type are fused (1 turns fusion by meaning off).")
 @click.option("--batch", default=32, show_default=True, type=click.IntRange(1, 100_000),
               help="Documents written per round of statements.")
 @click.option("--no-progress", is_flag=True)
 @json_option
 @pass_context
 def load_documents_cmd(ctx: Context, paths: tuple[Path, ...], extract: str, chunk_size: int,
-                       title_entity: bool, ignore_case: bool, min_name_length: int, batch: int,
-                       no_progress: bool, as_json: bool) -> None:
+                       title_entity: bool, ignore_case: bool, min_name_length: int,
+                       fuse_similarity: float, batch: int, no_progress: bool,
+                       as_json: bool) -> None:
     """Load text/Markdown files and JSON/JSONL corpora as documents, chunks and the mutual
     index (a changed document replaces its old version; an unchanged one writes nothing)."""
+    from kgdb.documents.align import AlignSettings
     from kgdb.documents.pipeline import DocumentOptions, load_documents
 
     options = DocumentOptions(extract=extract, chunk_size=chunk_size, title_entity=title_entity,
-                              ignore_case=ignore_case, min_length=min_name_length, batch=batch)
+                              ignore_case=ignore_case, min_length=min_name_length, batch=batch,
+                              align=AlignSettings(similarity=fuse_similarity))
     extractor = _llm_extractor(ctx) if extract == "llm" else None
     report = load_documents(ctx.store, ctx.embedder, paths, options=options,
                             extractor=extractor, progress=not no_progress)
