@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -101,6 +102,24 @@ def cache_dir() -> Path:
     """The platform's user cache directory for kgdb (``~/.cache/kgdb``): downloads that can be
     fetched again, shared by every ``KGDB_HOME``."""
     return platformdirs.user_cache_path("kgdb")
+
+
+def private_sqlite(path: Path, create_table: str) -> sqlite3.Connection:
+    """A SQLite file under ``KGDB_HOME`` (a cache of texts from the user's data): owner-only
+    (the -wal and -shm files too), WAL so that several processes share it, one connection that
+    threads share behind their own lock; ``create_table`` runs once."""
+    private_dir(path.parent)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        private_file(path)
+    for suffix in ("-wal", "-shm"):
+        private_file(path.with_name(path.name + suffix))
+    db = sqlite3.connect(path, timeout=60, check_same_thread=False)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.execute(create_table)
+    return db
 
 
 def private_dir(path: Path) -> Path:

@@ -76,6 +76,13 @@ def delete_orphan_entities() -> Statement:
         "DETACH DELETE e\nRETURN count(e) AS deleted", write=True, idempotent=True)
 
 
+def delete_orphan_concepts() -> Statement:
+    """Delete the concepts extraction created that no entity belongs to any more."""
+    return Statement(
+        "MATCH (c:Concept)\nWHERE c.extracted = true AND NOT ()-[:belongTo]->(c)\n"
+        "DETACH DELETE c\nRETURN count(c) AS deleted", write=True, idempotent=True)
+
+
 def delete_documents(ids: Sequence[str]) -> Statement:
     """Delete the Document nodes (their chunks are deleted first). Rows: ``deleted``."""
     return Statement(f"UNWIND $ids AS id\nMATCH (d:{DOCUMENT} {{id: id}})\n"
@@ -176,6 +183,14 @@ def merge_concept_links(links: Sequence[tuple[str, str, str]]) -> Statement:
         idempotent=True)
 
 
+def merge_broader_concepts(links: Sequence[tuple[str, str]]) -> Statement:
+    """``links``: (concept id, broader concept id): ``(concept)-[:isA]->(broader)``."""
+    return Statement(
+        "UNWIND $rows AS row\nMATCH (c:Concept {id: row.narrow})\n"
+        "MATCH (b:Concept {id: row.broad})\nMERGE (c)-[:isA]->(b)",
+        {"rows": [{"narrow": n, "broad": b} for n, b in links]}, write=True, idempotent=True)
+
+
 def set_document_hashes(hashes: Sequence[tuple[str, str, int]]) -> Statement:
     """``hashes``: (document id, content hash, chunk count): marks the documents complete."""
     return Statement(
@@ -183,13 +198,3 @@ def set_document_hashes(hashes: Sequence[tuple[str, str, int]]) -> Statement:
         "SET d.hash = row.hash, d.chunks = row.chunks",
         {"rows": [{"id": i, "hash": h, "chunks": n} for i, h, n in hashes]}, write=True,
         idempotent=True)
-
-
-def document_summary(ids: Sequence[str]) -> Statement:
-    """Rows ``id, title, chunks, entities`` for the documents ``ids``."""
-    return Statement(
-        f"UNWIND $ids AS id\nMATCH (d:{DOCUMENT} {{id: id}})\n"
-        f"OPTIONAL MATCH (d)-[:{HAS_CHUNK}]->(c:{CHUNK})\n"
-        f"OPTIONAL MATCH (c)<-[:{SUPPORTING}]-(e:{ENTITY})\n"
-        "RETURN d.id AS id, d.title AS title, count(DISTINCT c) AS chunks, "
-        "count(DISTINCT e) AS entities", {"ids": list(ids)})

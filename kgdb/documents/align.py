@@ -56,6 +56,9 @@ class Aligned:
     """Relation -> (head id, tail id, chunk id)."""
     mentions: list[tuple[str, str]] = field(default_factory=list)
     concepts: list[tuple[str, str, str]] = field(default_factory=list)
+    """(entity id, concept id, concept name): the entity belongTo the concept."""
+    broader: list[tuple[str, str]] = field(default_factory=list)
+    """(concept id, broader concept id): ``isA`` between semantic types."""
 
 
 def normalise(name: str) -> str:
@@ -184,4 +187,21 @@ def align(store: GraphStore, embedder: Embedder, extractions: Sequence[Extractio
         if h and t and h != t:
             out.facts.setdefault(relation, []).append((h, t, chunk))
     out.mentions = list(dict.fromkeys(out.mentions))
+    out.broader = broader_concepts([name for _, _, name in out.concepts])
+    return out
+
+
+def broader_concepts(names: Sequence[str]) -> list[tuple[str, str]]:
+    """``isA`` links between semantic types: a type is a narrower kind of the type named by its
+    last words (``film director`` isA ``director``, ``silent film director`` isA ``film
+    director``) when that type was extracted too; the closest such type only."""
+    known = {normalise(n): n for n in names}
+    out = []
+    for name in dict.fromkeys(names):
+        words = normalise(name).split()
+        for start in range(1, len(words)):
+            head = known.get(" ".join(words[start:]))
+            if head is not None:
+                out.append((f"{SEMANTIC_TYPE}/{name}", f"{SEMANTIC_TYPE}/{head}"))
+                break
     return out

@@ -10,12 +10,10 @@ cached replies too, and what the parser drops is counted the same on a cached ru
 from __future__ import annotations
 
 import hashlib
-import os
-import sqlite3
 import threading
 from pathlib import Path
 
-from kgdb.config import kgdb_home, private_dir, private_file
+from kgdb.config import kgdb_home, private_sqlite
 
 
 def default_cache_path() -> Path:
@@ -33,25 +31,13 @@ class ExtractionCache:
 
     def __init__(self, path: Path | None = None) -> None:
         path = path or default_cache_path()
-        # The replies quote the documents: owner-only, like the database. SQLite gives the
-        # -wal and -shm files the mode of the database file.
-        private_dir(path.parent)
-        try:
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-        except FileExistsError:
-            private_file(path)
-        for suffix in ("-wal", "-shm"):
-            private_file(path.with_name(path.name + suffix))
+        # The replies quote the documents: owner-only, like the database.
         self.path = path
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, timeout=60, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
+        self._db = private_sqlite(path, (
             "CREATE TABLE IF NOT EXISTS extraction ("
             " model TEXT NOT NULL, prompt TEXT NOT NULL, chunk TEXT NOT NULL,"
-            " reply TEXT NOT NULL, PRIMARY KEY (model, prompt, chunk)) WITHOUT ROWID"
-        )
+            " reply TEXT NOT NULL, PRIMARY KEY (model, prompt, chunk)) WITHOUT ROWID"))
 
     def get(self, model: str, prompt: str, chunk: str) -> str | None:
         """The reply cached for this model, system prompt and chunk message, or None."""

@@ -166,6 +166,7 @@ def load_documents(store: GraphStore, embedder: Embedder, paths: Iterable[str | 
     finally:
         bar.close()
     report.entities_removed += int(_rows(store, cy.delete_orphan_entities())[0]["deleted"])
+    store.run(cy.delete_orphan_concepts())
     if extractor is not None and options.extract == "llm":
         report.extraction = extractor.stats
     report.written = len(todo)
@@ -226,6 +227,8 @@ def _write_aligned(store: GraphStore, aligned: Aligned, report: DocumentReport) 
         report.facts += len(facts)
     if aligned.concepts:
         store.run(cy.merge_concept_links(aligned.concepts))
+    if aligned.broader:
+        store.run(cy.merge_broader_concepts(aligned.broader))
 
 
 def delete_documents(store: GraphStore, ids: Sequence[str]) -> DocumentReport:
@@ -239,4 +242,5 @@ def delete_documents(store: GraphStore, ids: Sequence[str]) -> DocumentReport:
     _remove(store, ids, report)
     store.run(cy.delete_documents(ids))
     report.entities_removed += int(_rows(store, cy.delete_orphan_entities())[0]["deleted"])
+    store.run(cy.delete_orphan_concepts())
     return report

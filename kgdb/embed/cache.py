@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sqlite3
 import threading
 import time
 from collections.abc import Sequence
@@ -11,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kgdb.config import private_dir, private_file
+from kgdb.config import private_sqlite
 from kgdb.embed.base import Embedder
 
 
@@ -20,24 +18,12 @@ class EmbeddingCache:
 
     def __init__(self, path: Path) -> None:
         # Every entity name and text of the graph is in here: owner-only, like the database.
-        # SQLite gives the -wal and -shm files the mode of the database file.
-        private_dir(path.parent)
-        try:
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-        except FileExistsError:
-            private_file(path)
-        for suffix in ("-wal", "-shm"):
-            private_file(path.with_name(path.name + suffix))
         self.path = path
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, timeout=60, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
+        self._db = private_sqlite(path, (
             "CREATE TABLE IF NOT EXISTS embedding ("
             " model TEXT NOT NULL, text TEXT NOT NULL, vector BLOB NOT NULL,"
-            " PRIMARY KEY (model, text)) WITHOUT ROWID"
-        )
+            " PRIMARY KEY (model, text)) WITHOUT ROWID"))
 
     def get_many(self, model: str, texts: Sequence[str]) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}

@@ -134,17 +134,27 @@ class RetrievalSettings:
     distinct: str = "all"
     """``all``: isomorphism (the paper); ``known``: see :data:`kgdb.cypher.simgrag.Distinct`."""
 
-    def check(self) -> None:
-        for name in ("k", "k_nodes", "k_relations", "k_types"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise RetrievalError(f"{name} must be a positive integer, not {value!r}")
+    def link_settings(self) -> LinkSettings:
+        """How the one linker finds this retrieval's candidates (checked)."""
         if self.distinct not in DISTINCT:
             raise RetrievalError(f"unknown node distinctness {self.distinct!r}; choose one of "
                                  f"{', '.join(DISTINCT)}")
+        settings = LinkSettings("meaning", self.k_nodes, self.k_relations, self.k_types,
+                                label=self.label,
+                                distinct="known" if self.distinct == "known" else "all")
+        try:
+            settings.check()
+        except LinkError as exc:
+            raise RetrievalError(str(exc)) from None
+        return settings
+
+    def check(self) -> None:
+        if not isinstance(self.k, int) or isinstance(self.k, bool) or self.k < 1:
+            raise RetrievalError(f"k must be a positive integer, not {self.k!r}")
         if self.engine not in ENGINES:
             raise RetrievalError(f"unknown retrieval engine {self.engine!r}; choose one of "
                                  f"{', '.join(ENGINES)}")
+        self.link_settings()
 
 
 # ---------------------------------------------------------------------- engines
@@ -394,9 +404,7 @@ def search(store: GraphStore, embedder: Embedder, pattern: Pattern, *, k: int = 
                 "a part of the pattern names no entity and no relation ("
                 + ", ".join(f"({h!r}, {r!r}, {t!r})" for h, r, t in pattern_triples(part))
                 + "): every subgraph of that shape would match at distance 0")
-    linker = Linker(store, embedder, LinkSettings(
-        "meaning", k_nodes, k_relations, k_types, label=label,
-        distinct="known" if distinct == "known" else "all"))
+    linker = Linker(store, embedder, settings.link_settings())
     try:
         linked = linker.link(pattern)
     except LinkError as exc:

@@ -216,6 +216,8 @@ def test_extracted_facts_alignment_and_provenance(store, embedder, tmp_path: Pat
                                      "Kismet directed_by William Dieterle"]
     assert store.run("MATCH (e:Entity {id: 'Marlene Dietrich'}) RETURN count(e)").value() == 0
     assert store.run("MATCH (e:Entity {id: 'Kismet'}) RETURN count(e)").value() == 1
+    # Kismet's semantic type stays while Kismet (asserted by triples) belongs to it
+    assert store.run("MATCH (c:Concept) RETURN count(c)").value() == 1
 
 
 def test_killed_load_finishes_into_the_uninterrupted_state(store, embedder,
@@ -333,6 +335,7 @@ def test_llm_extraction_end_to_end(cli_store, embedder, scripted_llm, tmp_path: 
     assert store.run("MATCH (e:Entity {id: 'MGM'}) RETURN count(e)").value() == 0  # undeclared
     assert CliRunner().invoke(cli, ["delete", "document", "kismet"]).exit_code == 0
     assert store.run("MATCH (e:Entity) RETURN count(e)").value() == 0
+    assert store.run("MATCH (c:Concept) WHERE c.extracted RETURN count(c)").value() == 0
     before = len(scripted_llm.requests)
     result = CliRunner().invoke(cli, ["load", "documents", str(doc), "--extract", "llm",
                                       "--no-progress", "--json"])

@@ -12,34 +12,14 @@ from pathlib import Path
 
 from kgdb.dialects import Dialect
 from kgdb.dsl.logical_form import parse_plan
-from kgdb.link import GivenLinks, PatternLinker
+from kgdb.link import PatternLinker
 from kgdb.solve.lf_compile import compile_plan
 from kgdb.statement import Statement
 from tests.support.goldens import Case, assert_neo4j_lints_clean, validate_all
+from tests.unit.test_lf_compile import LINKS, PAPER
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "dsl" / "examples").glob("*.lf"))
-
-PAPER = """\
-Step1: Identify the sports teams Cristiano Ronaldo played for in 2011.
-Action1: Retrieval(s=s1:Player[Cristiano Ronaldo], p=p1:playedFor, o=o1:SportsTeam, p.PlayedForInYear=2011)
-Step2: Determine the foundation years of each identified team.
-Action2: Retrieval(s=o1, p=p2:brithPlace, o=o2:Year)
-Step3: Which team was founded last?
-Action3: Sort(set=o1, orderby=o2, direction=max, limit=1)
-Count(o1)->n
-Sum(o2)->total
-Filter(left_expr=o2, right_expr=1900, op=gt)->old
-Verify(left_expr=o1, right_expr=Madrid, op=contains)->ok
-Output(o1, n, total, old, ok)
-"""
-
-PAPER_LINKS = GivenLinks(
-    entities={"Cristiano Ronaldo": ["Q11571"]},
-    relations={"playedFor": ["member_of_sports_team"], "brithPlace": ["birthPlace"]},
-    types={"Player": ["Athlete", "FootballPlayer"], "SportsTeam": []},
-)
-
 
 def statements(source: str, name: str, dialect: Dialect,
                linker: PatternLinker | None = None) -> list[Statement]:
@@ -56,7 +36,7 @@ CASES = [
            lambda d, path=path: statements(path.read_text(encoding="utf-8"), path.name, d))
       for path in EXAMPLES],
     Case("kag_paper[linked]", {"plan": PAPER, "links": "entities, relations and types given"},
-         lambda d: statements(PAPER, "<paper>", d, PAPER_LINKS)),
+         lambda d: statements(PAPER, "<paper>", d, LINKS)),
 ]
 
 
