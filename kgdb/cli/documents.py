@@ -30,12 +30,15 @@ from kgdb.cli.output import emit_json, json_option
                    "type are fused (1 turns fusion by meaning off).")
 @click.option("--batch", default=32, show_default=True, type=click.IntRange(1, 100_000),
               help="Documents written per round of statements.")
+@click.option("--dry-run", is_flag=True,
+              help="Write nothing: say how many documents and chunks a load would write and how "
+                   "many LLM requests it would make.")
 @click.option("--no-progress", is_flag=True)
 @json_option
 @pass_context
 def load_documents_cmd(ctx: Context, paths: tuple[Path, ...], extract: str, chunk_size: int,
                        title_entity: bool, ignore_case: bool, min_name_length: int,
-                       fuse_similarity: float, batch: int, no_progress: bool,
+                       fuse_similarity: float, batch: int, dry_run: bool, no_progress: bool,
                        as_json: bool) -> None:
     """Load text/Markdown files and JSON/JSONL corpora as documents, chunks and the mutual
     index (a changed document replaces its old version; an unchanged one writes nothing)."""
@@ -47,13 +50,24 @@ def load_documents_cmd(ctx: Context, paths: tuple[Path, ...], extract: str, chun
                               align=AlignSettings(similarity=fuse_similarity))
     extractor = _llm_extractor(ctx) if extract == "llm" else None
     report = load_documents(ctx.store, ctx.embedder, paths, options=options,
-                            extractor=extractor, progress=not no_progress)
+                            extractor=extractor, progress=not no_progress, dry_run=dry_run)
     if as_json:
         emit_json(report.to_json())
         return
+    if dry_run:
+        requests = ("" if report.requests_needed is None else
+                    f", {report.requests_needed} LLM requests (the rest is cached)")
+        click.echo(f"dry run: {report.written} of {report.documents} documents would be written "
+                   f"({report.chunks} chunks){requests}; nothing was written")
+        return
+    rate = report.chunks / report.seconds if report.seconds else 0.0
     click.echo(f"{report.documents} documents: {report.written} written, {report.unchanged} "
-               f"unchanged; {report.chunks} chunks, {report.mentions} mentions, "
+               f"unchanged; {report.chunks} chunks ({rate:.0f}/s), {report.mentions} mentions, "
                f"{report.facts} facts in {report.seconds:.1f} s")
+    if extract == "llm":
+        x = report.extraction
+        click.echo(f"LLM: {x.requests} requests, {x.retries} retries, {x.cached} cached, "
+                   f"{x.tokens_in} tokens in, {x.tokens_out} out, {x.failed_chunks} failed")
     for note in report.notes:
         click.echo(f"note: {note}")
 

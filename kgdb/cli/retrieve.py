@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
+from kgdb.cli.context import Context, pass_context
 from kgdb.cli.output import emit_json, json_option
 from kgdb.dsl.pattern import pattern_triples
 from kgdb.errors import KgdbError
@@ -231,3 +232,38 @@ def bench_retrieve_command(questions_files: tuple[Path, ...], k: int, k_nodes: i
                        f"p99 {p['p99']:8.2f}  max {p['max']:8.2f} ms")
 
 
+
+
+@eval_group.command("retrieval")
+@click.option("--questions", "questions_file", required=True,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="JSONL {question, supporting: [document ids or titles]}, or MuSiQue's "
+                   "questions.json as it is.")
+@click.option("--k", "ks", default="2,5,10", show_default=True,
+              help="Comma-separated cut-offs for recall@k.")
+@click.option("--mode", "modes", default="vector,entities,hybrid", show_default=True,
+              help="Comma-separated modes: vector (chunk vector search), entities (the "
+                   "question's entities and their supporting chunks), hybrid (both, fused).")
+@click.option("--limit", type=click.IntRange(1), default=None, help="Only the first N questions.")
+@json_option
+@pass_context
+def eval_retrieval_command(ctx: Context, questions_file: Path, ks: str, modes: str,
+                           limit: int | None, as_json: bool) -> None:
+    """Recall@k of supporting documents per retrieval mode, without an LLM."""
+    from kgdb.retrieve.documents import evaluate, read_questions
+
+    try:
+        cutoffs = tuple(int(k) for k in ks.split(",") if k.strip())
+    except ValueError:
+        raise click.BadParameter(f"not a list of integers: {ks!r}", param_hint="--k") from None
+    if not cutoffs or min(cutoffs) < 1:
+        raise click.BadParameter("give positive cut-offs, e.g. 2,5,10", param_hint="--k")
+    questions = read_questions(questions_file)[:limit]
+    result = evaluate(ctx.store, ctx.embedder, questions, ks=cutoffs,
+                      modes=[m.strip() for m in modes.split(",") if m.strip()])
+    if as_json:
+        emit_json(result.to_json())
+        return
+    click.echo(f"{result.questions} questions")
+    for mode, recalls in result.recall.items():
+        click.echo(f"  {mode:9} " + "  ".join(f"{k} {v:.3f}" for k, v in recalls.items()))

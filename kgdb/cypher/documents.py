@@ -198,3 +198,21 @@ def set_document_hashes(hashes: Sequence[tuple[str, str, int]]) -> Statement:
         "SET d.hash = row.hash, d.chunks = row.chunks",
         {"rows": [{"id": i, "hash": h, "chunks": n} for i, h, n in hashes]}, write=True,
         idempotent=True)
+
+
+def nearest_chunk_documents(d: Dialect, vector: Sequence[float], k: int) -> Statement:
+    """The ``k`` chunks nearest to ``vector``: rows ``chunk, document, distance`` (exact L2)."""
+    call = d.vector_search_call(CHUNK, "embedding", "$k", "$vector")
+    return Statement(
+        f"{call}\nWITH node, {d.exact_l2_distance('node.embedding', '$vector')} AS distance\n"
+        "RETURN node.id AS chunk, node.document AS document, distance\n"
+        "ORDER BY distance ASC, chunk ASC\nLIMIT $k", {"k": int(k), "vector": vector})
+
+
+def documents_mentioning(entity_ids: Sequence[str]) -> Statement:
+    """Documents whose chunks support the entities: rows ``document, entities`` (how many of
+    them), most first."""
+    return Statement(
+        f"UNWIND $ids AS id\nMATCH (e:{ENTITY} {{id: id}})-[:{SUPPORTING}]->(c:{CHUNK})\n"
+        "RETURN c.document AS document, count(DISTINCT e) AS entities\n"
+        "ORDER BY entities DESC, document ASC", {"ids": list(entity_ids)})

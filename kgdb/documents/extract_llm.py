@@ -751,6 +751,11 @@ class LlmExtractor:
         if self.cache is not None:
             self.cache.close()
 
+    def is_cached(self, chunk: Chunk) -> bool:
+        """Whether a reply for ``chunk`` is cached (a dry run counts the requests left)."""
+        return self.cache is not None and self.cache.get(
+            self.settings.model, self.system_prompt, self.chunk_message(chunk)) is not None
+
     def _from_cache(self, chunk: Chunk) -> Extraction | None:
         if self.cache is None:
             return None

@@ -40,15 +40,22 @@ class Gazetteer:
         self.ignore_case = ignore_case
         self.min_length = min_length
         self.stats = ExtractionStats()
-        self.ambiguous = 0
         # first word -> {word tuple: {entity id: name}}
         self._index: dict[str, dict[tuple[str, ...], dict[str, str]]] = {}
         self.longest = 1
         for ident, name, synonyms in entries:
-            for text in dict.fromkeys([name, *synonyms]):
-                self._add(ident, name, text)
-        self.ambiguous = sum(1 for by_words in self._index.values()
-                             for ids in by_words.values() if len(ids) > 1)
+            self.add(ident, name, synonyms)
+
+    @property
+    def ambiguous(self) -> int:
+        """How many names link several entities."""
+        return sum(1 for by_words in self._index.values() for ids in by_words.values()
+                   if len(ids) > 1)
+
+    def add(self, ident: str, name: str, synonyms: Sequence[str] = ()) -> None:
+        """One more entity to find."""
+        for text in dict.fromkeys([name, *synonyms]):
+            self._add(ident, name, text)
 
     def _key(self, word: str) -> str:
         return word.casefold() if self.ignore_case else word

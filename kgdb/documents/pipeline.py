@@ -72,6 +72,9 @@ class DocumentReport:
     facts_removed: int = 0
     entities_removed: int = 0
     seconds: float = 0.0
+    dry_run: bool = False
+    requests_needed: int | None = None
+    """A dry run with ``--extract llm``: the chunks whose extraction is not cached."""
     extraction: ExtractionStats = field(default_factory=ExtractionStats)
     notes: list[str] = field(default_factory=list)
 
@@ -126,9 +129,10 @@ def gazetteer_for(store: GraphStore, options: DocumentOptions) -> Gazetteer:
 
 def load_documents(store: GraphStore, embedder: Embedder, paths: Iterable[str | Path], *,
                    options: DocumentOptions | None = None, extractor: Extractor | None = None,
-                   progress: bool = True) -> DocumentReport:
+                   progress: bool = True, dry_run: bool = False) -> DocumentReport:
     """Load the documents of ``paths`` (see the module docstring). ``extractor`` is the LLM
-    extractor when ``options.extract`` is ``llm``."""
+    extractor when ``options.extract`` is ``llm``. ``dry_run``: write nothing, report what a
+    load would write (documents, chunks) and the LLM requests it would make."""
     from tqdm import tqdm
 
     options = options or DocumentOptions()
@@ -140,10 +144,14 @@ def load_documents(store: GraphStore, embedder: Embedder, paths: Iterable[str | 
     t0 = time.perf_counter()
     documents = read_documents(paths)  # every file is checked before anything is written
     chunked = [(d, chunk_document(d, options.chunk_size)) for d in documents]
-    report = DocumentReport(documents=len(documents))
-    ensure_base_schema(store, embedder)
+    report = DocumentReport(documents=len(documents), dry_run=dry_run)
+    if not dry_run:
+        ensure_base_schema(store, embedder)
     if options.extract == "gazetteer":
         extractor = gazetteer_for(store, options)
+        if options.title_entity:  # the titles this load makes entities are found too
+            for d in documents:
+                extractor.add(d.title, d.title)
         report.notes.append(f"gazetteer of {len(extractor)} names "
                             f"({extractor.ambiguous} shared by several entities)")
     fingerprint = options.fingerprint(extractor)
@@ -155,6 +163,15 @@ def load_documents(store: GraphStore, embedder: Embedder, paths: Iterable[str | 
             stored[str(row["id"])] = row["hash"]
     todo = [(d, chunks) for d, chunks in chunked if stored.get(d.id) != hashes[d.id]]
     report.unchanged = len(chunked) - len(todo)
+    if dry_run:
+        report.written = len(todo)
+        report.chunks = sum(len(chunks) for _, chunks in todo)
+        if options.extract == "llm":
+            is_cached = getattr(extractor, "is_cached", lambda chunk: False)
+            report.requests_needed = sum(1 for _, chunks in todo for c in chunks
+                                         if not is_cached(c))
+        report.seconds = round(time.perf_counter() - t0, 3)
+        return report
     bar = tqdm(total=len(todo), unit="docs", file=sys.stderr, disable=not progress or not todo,
                desc="documents")
     try:
@@ -162,7 +179,12 @@ def load_documents(store: GraphStore, embedder: Embedder, paths: Iterable[str | 
             batch = todo[start:start + options.batch]
             _write_batch(store, embedder, batch, options, extractor, hashes, report)
             bar.update(len(batch))
-            bar.set_postfix(chunks=report.chunks, mentions=report.mentions, facts=report.facts)
+            postfix: dict[str, Any] = {"chunks": report.chunks, "mentions": report.mentions,
+                                       "facts": report.facts}
+            if options.extract == "llm" and extractor is not None:
+                postfix.update(requests=extractor.stats.requests, cached=extractor.stats.cached,
+                               tokens=extractor.stats.tokens_in + extractor.stats.tokens_out)
+            bar.set_postfix(postfix)
     finally:
         bar.close()
     report.entities_removed += int(_rows(store, cy.delete_orphan_entities())[0]["deleted"])

@@ -343,3 +343,123 @@ def test_llm_extraction_end_to_end(cli_store, embedder, scripted_llm, tmp_path: 
     assert json.loads(result.output)["extraction"]["cached"] == 1
     assert len(scripted_llm.requests) == before
     assert store.run("MATCH ()-[r:directed_by]->() RETURN count(r)").value() == 1
+
+
+def test_dry_run_writes_nothing_and_counts(cli_store, tmp_path: Path) -> None:
+    doc = write(tmp_path / "kismet.md", KISMET)
+    result = CliRunner().invoke(cli, ["load", "documents", str(doc), "--dry-run", "--json",
+                                      "--no-progress"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["dry_run"] and (report["written"], report["chunks"]) == (1, 3)
+    assert cli_store.run("MATCH (n) RETURN count(n)").value() == 0
+
+
+def test_eval_retrieval_modes(cli_store, embedder, tmp_path: Path) -> None:
+    corpus = write(tmp_path / "corpus.json", json.dumps([
+        {"title": "Kismet", "text": "Kismet is a 1944 film directed by William Dieterle."},
+        {"title": "William Dieterle", "text": "William Dieterle was a German-born director."},
+        {"title": "Paris", "text": "Paris is the capital of France."},
+        {"title": "Volcano", "text": "A volcano is a rupture in the crust of a planet."}]))
+    load_documents(cli_store, embedder, [corpus], options=DocumentOptions(
+        extract="gazetteer", title_entity=True), progress=False)
+    questions = write(tmp_path / "q.jsonl", "".join(json.dumps(q) + "\n" for q in [
+        {"question": "Where was the director of Kismet born?",
+         "supporting": ["Kismet", "William Dieterle"]},
+        {"question": "What is the capital of France?", "supporting": ["Paris"]}]))
+    result = CliRunner().invoke(cli, ["eval", "retrieval", "--questions", str(questions),
+                                      "--k", "1,2", "--json"])
+    assert result.exit_code == 0, result.output
+    recall = json.loads(result.output)["recall"]
+    assert set(recall) == {"vector", "entities", "hybrid"}
+    assert recall["vector"]["recall@2"] == 1.0
+    # the mutual index: the question names the title entity Kismet, which Kismet's chunk
+    # supports (1 of 2 supporting documents); "France" names no entity (0 of 1)
+    assert recall["entities"]["recall@2"] == 0.25
+    bad = write(tmp_path / "bad.jsonl", '{"question": "x"}\n')
+    result = CliRunner().invoke(cli, ["eval", "retrieval", "--questions", str(bad)])
+    assert result.exit_code == 1 and "bad.jsonl:1: a question is" in result.output
+
+
+def test_musique_through_the_llm_resumes_without_paying_twice(
+        cli_store, embedder, tmp_path: Path) -> None:
+    """Real MuSiQue passages through --extract llm against the scripted endpoint (realistic,
+    malformed, truncated, slow and 429 replies); a load killed with SIGKILL and run again asks
+    for no chunk that was already answered, and ends with the uninterrupted state."""
+    from tests.support.openai_server import ScriptedOpenAI
+
+    store = cli_store
+    records = json.loads(shared_data("musique-100", "corpus.json").read_text(encoding="utf-8"))
+    records = [r for r in records if r["title"] != "" and len(r["text"]) < 1000][:24]
+    corpus = write(tmp_path / "musique24.json", json.dumps(
+        [{**r, "text": f"{r['text']} [{uuid.uuid4().hex[:8]}]"} for r in records]))
+    answered: list[str] = []
+    calls = {"n": 0}
+
+    def reply(body: dict[str, Any]) -> Any:
+        # the chunk is in the first user message; a retry adds the parse error after it
+        user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        calls["n"] += 1
+        if calls["n"] % 11 == 3:
+            return {"status": 429}
+        if calls["n"] % 13 == 5:
+            return '{"entities": [{"name": "unfinished'  # truncated: shown back to the model
+        if calls["n"] % 7 == 2:
+            return "I cannot help with that."  # malformed
+        record = next(r for r in records if r["text"][:60] in user)
+        answered.append(record["title"])
+        words = [w.strip(".,()") for w in record["text"].split() if w[:1].isupper()][:3]
+        entities = [{"name": record["title"], "type": "Topic", "description": record["text"][:80],
+                     "semantic_type": "topic"}] + [{"name": w, "type": None} for w in words
+                                                   if len(w) > 2 and w != record["title"]]
+        relations = [{"head": record["title"], "relation": "mentions", "tail": e["name"]}
+                     for e in entities[1:]]
+        return {"content": "```json\n" + json.dumps({"entities": entities,
+                                                      "relations": relations}) + "\n```",
+                "delay": 0.2}
+
+    with ScriptedOpenAI(default=reply) as server:
+        env = {**os.environ, **engine_env(store), "OPENAI_BASE_URL": server.base_url,
+               "OPENAI_API_KEY": "k", "KGDB_LLM_MODEL": "scripted", "KGDB_LLM_RETRIES": "2"}
+        proc = subprocess.Popen([sys.executable, "-m", "kgdb", "load", "documents", str(corpus),
+                                 "--extract", "llm", "--batch", "2", "--no-progress"], env=env,
+                                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 240
+        try:
+            while time.monotonic() < deadline and proc.poll() is None:
+                done = store.run("MATCH (d:Document) WHERE d.hash IS NOT NULL "
+                                 "RETURN count(d)").value()
+                if done >= 4:
+                    break
+                time.sleep(0.05)
+            assert proc.poll() is None, ("the load finished before it could be killed: "
+                                         + proc.stderr.read().decode()[-2000:])
+            os.kill(proc.pid, signal.SIGKILL)
+        finally:
+            proc.wait(timeout=30)
+        first = list(answered)
+        for name, value in env.items():
+            if name.startswith(("OPENAI_", "KGDB_LLM")):
+                os.environ[name] = value
+        try:
+            result = CliRunner().invoke(cli, ["load", "documents", str(corpus), "--extract",
+                                              "llm", "--batch", "2", "--no-progress", "--json"])
+        finally:
+            for name in env:
+                if name.startswith(("OPENAI_", "KGDB_LLM")):
+                    os.environ.pop(name, None)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    second = answered[len(first):]
+    assert not set(first) & set(second), "a chunk answered before the kill was asked again"
+    assert sorted(first + second) == sorted(r["title"] for r in records)
+    x = report["extraction"]
+    # documents finished before the kill are skipped; chunks answered for an unfinished one
+    # come from the reply cache; every other chunk is one request (plus retries)
+    assert x["requests"] >= len(second) and x["tokens_in"] > 0 and x["failed_chunks"] == 0
+    assert x["retries"] >= 1  # the 429s, the truncated and the malformed replies
+    assert report["facts"] > 0
+    assert store.run("MATCH (:Entity)-[:supporting_chunks]->(c:Chunk) "
+                     "RETURN count(DISTINCT c)").value() == len(records)
+    assert store.run("MATCH (c:Concept {id: 'SemanticType/topic'})<-[:belongTo]-(e) "
+                     "RETURN count(e)").value() == len(records)

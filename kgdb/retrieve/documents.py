@@ -1,0 +1,178 @@
+"""Document retrieval without an LLM, and its evaluation (``kgdb eval retrieval``).
+
+Modes, each a ranking of documents for a question:
+
+``vector``
+    Plain chunk vector search: the chunks nearest the question's embedding, each chunk's
+    document ranked at its best chunk.
+``entities``
+    The mutual index: the graph entities the question names (the gazetteer over the question,
+    any case), then the documents whose chunks support them, most entities first, ties by
+    the vector ranking.
+``hybrid``
+    Both rankings fused by reciprocal rank (RRF, k = 60).
+
+Recall@k is the share of a question's supporting documents among its top-k documents,
+averaged over the questions.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kgdb.cypher import documents as cy
+from kgdb.documents.gazetteer import Gazetteer
+from kgdb.documents.pipeline import DocumentOptions, gazetteer_for
+from kgdb.embed import Embedder
+from kgdb.engine import GraphStore
+from kgdb.errors import LoadError
+
+MODES = ("vector", "entities", "hybrid")
+RRF_K = 60
+CHUNKS_PER_QUERY = 100
+"""Chunks the vector mode reads per question (enough to rank documents beyond recall@10)."""
+
+
+@dataclass(frozen=True)
+class Question:
+    question: str
+    supporting: tuple[str, ...]
+    id: str = ""
+
+
+def read_questions(path: Path) -> list[Question]:
+    """JSONL ``{question, supporting: [document ids or titles], id?}``, or MuSiQue's own
+    ``questions.json`` (a list whose items have ``paragraphs`` with ``is_supporting``)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LoadError(f"{path}: cannot read the questions: {exc}") from None
+    if text.lstrip().startswith("["):
+        try:
+            items = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise LoadError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
+        return [musique_question(f"{path}: item {i}", item) for i, item in enumerate(items, 1)]
+    out = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise LoadError(f"{path}:{number}: not JSON ({exc.msg})") from None
+        if not isinstance(item, dict) or not isinstance(item.get("question"), str) or \
+                not isinstance(item.get("supporting"), list) or not item["supporting"]:
+            raise LoadError(f"{path}:{number}: a question is {{question, supporting: [...]}}")
+        out.append(Question(item["question"], tuple(str(s) for s in item["supporting"]),
+                            str(item.get("id", number))))
+    return out
+
+
+def musique_question(where: str, item: Any) -> Question:
+    """A MuSiQue question: its supporting paragraphs' titles are the supporting documents."""
+    if not isinstance(item, dict) or "paragraphs" not in item or "question" not in item:
+        raise LoadError(f"{where}: not a MuSiQue question (question, paragraphs)")
+    titles = tuple(dict.fromkeys(p["title"] for p in item["paragraphs"] if p.get("is_supporting")))
+    if not titles:
+        raise LoadError(f"{where}: the question has no supporting paragraph")
+    return Question(item["question"], titles, str(item.get("id", "")))
+
+
+@dataclass
+class Ranker:
+    """Ranks documents for questions on one store (one gazetteer, one embedder)."""
+
+    store: GraphStore
+    embedder: Embedder
+    gazetteer: Gazetteer | None = None
+
+    def vector(self, vector: Sequence[float]) -> list[str]:
+        rows = self.store.run(cy.nearest_chunk_documents(self.store.dialect, vector,
+                                                         CHUNKS_PER_QUERY)).records()
+        return list(dict.fromkeys(str(r["document"]) for r in rows))
+
+    def entities(self, question: str, by_vector: list[str]) -> list[str]:
+        if self.gazetteer is None:
+            self.gazetteer = gazetteer_for(self.store, DocumentOptions(ignore_case=True))
+        ids = list(dict.fromkeys(i for i, *_ in self.gazetteer.find(question)))
+        if not ids:
+            return []
+        counts = {str(r["document"]): int(r["entities"])
+                  for r in self.store.run(cy.documents_mentioning(ids)).records()}
+        position = {d: i for i, d in enumerate(by_vector)}
+        return sorted(counts, key=lambda d: (-counts[d], position.get(d, len(position)), d))
+
+    def rank(self, question: str, modes: Sequence[str]) -> tuple[dict[str, list[str]],
+                                                                dict[str, float]]:
+        t0 = time.perf_counter()
+        vector = self.embedder.embed([question])[0]
+        t1 = time.perf_counter()
+        by_vector = self.vector(vector)
+        t2 = time.perf_counter()
+        out: dict[str, list[str]] = {}
+        timings = {"embed": (t1 - t0) * 1000}
+        if "vector" in modes:
+            out["vector"] = by_vector
+            timings["vector"] = (t2 - t1) * 1000
+        if "entities" in modes or "hybrid" in modes:
+            by_entities = self.entities(question, by_vector)
+            t3 = time.perf_counter()
+            if "entities" in modes:
+                out["entities"] = by_entities
+                timings["entities"] = (t3 - t1) * 1000
+            if "hybrid" in modes:
+                scores: dict[str, float] = {}
+                for ranking in (by_vector, by_entities):
+                    for i, d in enumerate(ranking):
+                        scores[d] = scores.get(d, 0.0) + 1.0 / (RRF_K + i + 1)
+                out["hybrid"] = sorted(scores, key=lambda d: (-scores[d], d))
+                timings["hybrid"] = (time.perf_counter() - t1) * 1000
+        return out, timings
+
+
+@dataclass
+class RetrievalEval:
+    questions: int = 0
+    ks: tuple[int, ...] = (2, 5, 10)
+    recall: dict[str, dict[str, float]] = field(default_factory=dict)
+    latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"questions": self.questions, "k": list(self.ks), "recall": self.recall,
+                "latency_ms": self.latency_ms}
+
+
+def evaluate(store: GraphStore, embedder: Embedder, questions: Sequence[Question], *,
+             ks: Sequence[int] = (2, 5, 10), modes: Sequence[str] = MODES) -> RetrievalEval:
+    """Recall@k of supporting documents per mode (document ids; a title counts for the
+    document whose id or title it is)."""
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        raise LoadError(f"unknown retrieval mode {unknown[0]!r}; choose from {', '.join(MODES)}")
+    ranker = Ranker(store, embedder)
+    hits: dict[str, dict[int, list[float]]] = {m: {k: [] for k in ks} for m in modes}
+    times: dict[str, list[float]] = {}
+    for q in questions:
+        rankings, timings = ranker.rank(q.question, modes)
+        for phase, ms in timings.items():
+            times.setdefault(phase, []).append(ms)
+        gold = set(q.supporting)
+        for mode, ranking in rankings.items():
+            for k in ks:
+                hits[mode][k].append(len(gold & set(ranking[:k])) / len(gold))
+    result = RetrievalEval(len(questions), tuple(ks))
+    for mode in modes:
+        result.recall[mode] = {f"recall@{k}": round(statistics.fmean(v), 4) if v else 0.0
+                               for k, v in hits[mode].items()}
+    for phase, values in times.items():
+        values.sort()
+        result.latency_ms[phase] = {"p50": round(statistics.median(values), 3),
+                                    "p90": round(values[int(0.9 * (len(values) - 1))], 3)}
+    return result
