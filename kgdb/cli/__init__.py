@@ -15,6 +15,7 @@ from kgdb.cli.db import db
 from kgdb.cli.demo import demo
 from kgdb.cli.documents import delete
 from kgdb.cli.errors import KgdbGroup
+from kgdb.cli.index import index_group
 from kgdb.cli.lf import lf
 from kgdb.cli.load import load
 from kgdb.cli.neo4j import neo4j_group
@@ -39,7 +40,7 @@ def cli(ctx: click.Context, uri: str | None, graph: str | None) -> None:
 
 
 for _command in (neo4j_group, db, schema, load, rules_group, stats, cypher, bench, demo, lf,
-                 pattern_command, ask_command, eval_group, delete):
+                 pattern_command, ask_command, eval_group, delete, index_group):
     cli.add_command(_command)
 bench.add_command(bench_retrieve_command)
 

@@ -17,7 +17,7 @@ from kgdb.statement import Statement
 ENTITY_LABEL = "Entity"
 
 STRUCTURAL_RELATIONS = ("supporting_chunks", "belongTo", "isA", "contains", "synonym",
-                        "isPartOf", "causes", "locateAt", "hasChunk")
+                        "isPartOf", "causes", "locateAt", "hasChunk", "SIMILAR")
 """Relationship types of the knowledge layer, never a fact's relation (a pattern edge that
 asks for any relation skips them)."""
 

@@ -244,6 +244,15 @@ class Dialect:
         )
         return Statement(text, {"k": int(k), "vector": vector})
 
+    def vector_search_stored(self, label: str, prop: str, k: str, stored: str) -> str:
+        """Like :meth:`vector_search_call`, with a vector property already stored on a node
+        (``a.embedding``) as the query instead of a list parameter."""
+        return self.vector_search_call(label, prop, k, stored)
+
+    def cosine_similarity(self, a: str, b: str) -> str:
+        """The cosine similarity of two stored vectors, in [-1, 1]."""
+        raise NotImplementedError
+
     def fulltext_search_call(self, label: str, props: Sequence[str], query: str) -> str:
         """``CALL ... YIELD node, score`` over the full-text index of ``label``."""
         raise NotImplementedError

@@ -181,6 +181,19 @@ class FalkorDBDialect(Dialect):
                 f"{self.string_literal(prop)}, {k} * {self.VECTOR_OVERFETCH}, vecf32({vector})) "
                 "YIELD node, score")
 
+    def vector_search_stored(self, label: str, prop: str, k: str, stored: str) -> str:
+        # A stored property is a Vectorf32 already, and vecf32() of one is a type error
+        # ("expected List or Null but was Vectorf32", 4.16.3).
+        self.ident(label), self.ident(prop)
+        return (f"CALL db.idx.vector.queryNodes({self.string_literal(label)}, "
+                f"{self.string_literal(prop)}, {k} * {self.VECTOR_OVERFETCH}, {stored}) "
+                "YIELD node, score")
+
+    def cosine_similarity(self, a: str, b: str) -> str:
+        # vec.cosineDistance is 1 - cos (docs.falkordb.com, "Vector functions"; checked
+        # against numpy on 4.16.3).
+        return f"(1.0 - vec.cosineDistance({a}, {b}))"
+
     def fulltext_search_call(self, label: str, props: Sequence[str], query: str) -> str:
         self.ident(label)
         return (f"CALL db.idx.fulltext.queryNodes({self.string_literal(label)}, {query}) "

@@ -185,6 +185,11 @@ class Neo4jDialect(Dialect):
                 f"ELSE {self.VECTOR_BEAM_MIN} END")
         return f"CALL db.index.vector.queryNodes({index}, {beam}, {vector}) YIELD node, score"
 
+    def cosine_similarity(self, a: str, b: str) -> str:
+        # vector.similarity.cosine is (1 + cos) / 2, in [0, 1], like the index's cosine score
+        # (cypher-manual/5/functions/vector: "identical to ... the vector index provider").
+        return f"(2.0 * vector.similarity.cosine({a}, {b}) - 1.0)"
+
     def fulltext_search_call(self, label: str, props: Sequence[str], query: str) -> str:
         index = self.string_literal(self.index_name(label, "text", "fulltext"))
         return f"CALL db.index.fulltext.queryNodes({index}, {query}) YIELD node, score"

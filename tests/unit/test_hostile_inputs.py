@@ -225,7 +225,9 @@ def test_rules_compile_time_is_linear() -> None:
         cypher_rules.evaluate_facts(get_dialect("falkordb"), rules)
         return time.perf_counter() - started
 
-    small, large = compile_seconds(250), compile_seconds(2000)
+    # the best of three runs each: a busy machine only ever adds time
+    small = min(compile_seconds(250) for _ in range(3))
+    large = min(compile_seconds(2000) for _ in range(3))
     # 8x the rules: linear is ~8x; the old quadratic look-up was ~64x
     assert large < 20 * max(small, 0.005), (small, large)
 
