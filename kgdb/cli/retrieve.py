@@ -244,11 +244,16 @@ def bench_retrieve_command(questions_files: tuple[Path, ...], k: int, k_nodes: i
 @click.option("--mode", "modes", default="vector,entities,hybrid", show_default=True,
               help="Comma-separated modes: vector (chunk vector search), entities (the "
                    "question's entities and their supporting chunks), hybrid (both, fused).")
+@click.option("--kgr-n", default=3, show_default=True, type=click.IntRange(1, 1000),
+              help="kgr-* modes: seed documents (KG-Retriever's N).")
+@click.option("--kgr-lambda", default=0.1, show_default=True, type=float,
+              help="kgr-attentive/multihop: admission threshold (KG-Retriever's lambda).")
 @click.option("--limit", type=click.IntRange(1), default=None, help="Only the first N questions.")
 @json_option
 @pass_context
 def eval_retrieval_command(ctx: Context, questions_file: Path, ks: str, modes: str,
-                           limit: int | None, as_json: bool) -> None:
+                           kgr_n: int, kgr_lambda: float, limit: int | None,
+                           as_json: bool) -> None:
     """Recall@k of supporting documents per retrieval mode, without an LLM."""
     from kgdb.retrieve.documents import evaluate, read_questions
 
@@ -260,10 +265,11 @@ def eval_retrieval_command(ctx: Context, questions_file: Path, ks: str, modes: s
         raise click.BadParameter("give positive cut-offs, e.g. 2,5,10", param_hint="--k")
     questions = read_questions(questions_file)[:limit]
     result = evaluate(ctx.store, ctx.embedder, questions, ks=cutoffs,
-                      modes=[m.strip() for m in modes.split(",") if m.strip()])
+                      modes=[m.strip() for m in modes.split(",") if m.strip()],
+                      kgr_n=kgr_n, kgr_lambda=kgr_lambda)
     if as_json:
         emit_json(result.to_json())
         return
     click.echo(f"{result.questions} questions")
     for mode, recalls in result.recall.items():
-        click.echo(f"  {mode:9} " + "  ".join(f"{k} {v:.3f}" for k, v in recalls.items()))
+        click.echo(f"  {mode:13} " + "  ".join(f"{k} {v:.3f}" for k, v in recalls.items()))

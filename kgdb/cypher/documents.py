@@ -216,3 +216,35 @@ def documents_mentioning(entity_ids: Sequence[str]) -> Statement:
         f"UNWIND $ids AS id\nMATCH (e:{ENTITY} {{id: id}})-[:{SUPPORTING}]->(c:{CHUNK})\n"
         "RETURN c.document AS document, count(DISTINCT e) AS entities\n"
         "ORDER BY entities DESC, document ASC", {"ids": list(entity_ids)})
+
+
+def collaborating_documents(d: Dialect, vector: Sequence[float], n: int, hops: int
+                            ) -> Statement:
+    """KG-Retriever's document-level collaboration: the ``n`` documents nearest ``vector`` (the
+    seeds, by cosine) and the documents ``SIMILAR`` edges reach from them in up to ``hops``
+    (1 or 2) steps. Rows ``seed, seed_sim, m1, w1, sim1, m2, w2, sim2``: each path with the edge
+    scores (``w``) and every document's cosine similarity to the query (``sim``); ``m1`` and
+    ``m2`` are null where a seed has no such neighbour."""
+    if hops not in (1, 2):
+        raise ValueError(f"hops must be 1 or 2, not {hops}")
+    similar = d.ident("SIMILAR")
+    doc = d.ident(DOCUMENT)
+    call = d.vector_search_call(DOCUMENT, "embedding", "$n", "$vector")
+    lines = [
+        f"WITH {d.vector_value('$vector')} AS qv",
+        call,
+        f"WITH qv, node AS seed, {d.cosine_similarity('node.embedding', 'qv')} AS seed_sim",
+        "ORDER BY seed_sim DESC, seed.id ASC",
+        "LIMIT $n",
+        f"OPTIONAL MATCH (seed)-[r1:{similar}]->(m1:{doc})",
+        f"WITH qv, seed, seed_sim, m1, r1.score AS w1, "
+        f"{d.cosine_similarity('m1.embedding', 'qv')} AS sim1",
+    ]
+    if hops == 2:
+        lines += [f"OPTIONAL MATCH (m1)-[r2:{similar}]->(m2:{doc})",
+                  "RETURN seed.id AS seed, seed_sim, m1.id AS m1, w1, sim1, m2.id AS m2, "
+                  f"r2.score AS w2, {d.cosine_similarity('m2.embedding', 'qv')} AS sim2"]
+    else:
+        lines.append("RETURN seed.id AS seed, seed_sim, m1.id AS m1, w1, sim1, null AS m2, "
+                     "null AS w2, null AS sim2")
+    return Statement("\n".join(lines), {"vector": vector, "n": int(n)})

@@ -11,6 +11,14 @@ Modes, each a ranking of documents for a question:
     the vector ranking.
 ``hybrid``
     Both rankings fused by reciprocal rank (RRF, k = 60).
+``kgr-onehop``, ``kgr-attentive``, ``kgr-multihop``
+    KG-Retriever's document-level collaboration over the document layer (``kgdb index knn``):
+    the top-N documents by the query (the seeds, most similar first), then the documents their
+    ``SIMILAR`` edges reach, ranked by ``w * cos(document, query)`` where ``w`` is 1 (one-hop),
+    the edge's similarity (attentive) or the product of the similarities along two hops
+    (multi-hop); attentive and multi-hop keep only neighbours with ``w * cos > lambda`` (the
+    paper's threshold, which it applies to entities; here it admits documents). Defaults are
+    the paper's MuSiQue setting: N = 3, lambda = 0.1.
 
 Recall@k is the share of a question's supporting documents among its top-k documents,
 averaged over the questions.
@@ -33,7 +41,9 @@ from kgdb.embed import Embedder
 from kgdb.engine import GraphStore
 from kgdb.errors import LoadError
 
-MODES = ("vector", "entities", "hybrid")
+MODES = ("vector", "entities", "hybrid", "kgr-onehop", "kgr-attentive", "kgr-multihop")
+KGR_N = 3
+KGR_LAMBDA = 0.1
 RRF_K = 60
 CHUNKS_PER_QUERY = 100
 """Chunks the vector mode reads per question (enough to rank documents beyond recall@10)."""
@@ -92,6 +102,34 @@ class Ranker:
     store: GraphStore
     embedder: Embedder
     gazetteer: Gazetteer | None = None
+    kgr_n: int = KGR_N
+    kgr_lambda: float = KGR_LAMBDA
+
+    def collaboration(self, vector: Sequence[float], mode: str) -> list[str]:
+        """KG-Retriever's candidate documents for ``mode`` (see the module docstring)."""
+        hops = 2 if mode == "kgr-multihop" else 1
+        rows = self.store.run(cy.collaborating_documents(self.store.dialect, vector,
+                                                         self.kgr_n, hops)).records()
+        seeds: dict[str, float] = {}
+        others: dict[str, float] = {}
+
+        def admit(doc: Any, weight: float, sim: Any) -> None:
+            if doc is None or sim is None:
+                return
+            score = weight * float(sim)
+            if mode != "kgr-onehop" and score <= self.kgr_lambda:
+                return
+            others[str(doc)] = max(others.get(str(doc), -2.0), score)
+
+        for r in rows:
+            seeds[str(r["seed"])] = float(r["seed_sim"])
+            w1 = 1.0 if mode == "kgr-onehop" else float(r["w1"] or 0.0)
+            admit(r["m1"], w1, r["sim1"])
+            if hops == 2 and r["m2"] is not None:
+                admit(r["m2"], w1 * float(r["w2"] or 0.0), r["sim2"])
+        ranked = sorted(seeds, key=lambda d: (-seeds[d], d))
+        return ranked + sorted((d for d in others if d not in seeds),
+                               key=lambda d: (-others[d], d))
 
     def vector(self, vector: Sequence[float]) -> list[str]:
         rows = self.store.run(cy.nearest_chunk_documents(self.store.dialect, vector,
@@ -121,6 +159,11 @@ class Ranker:
         if "vector" in modes:
             out["vector"] = by_vector
             timings["vector"] = (t2 - t1) * 1000
+        for mode in modes:
+            if mode.startswith("kgr-"):
+                t = time.perf_counter()
+                out[mode] = self.collaboration(vector, mode)
+                timings[mode] = (time.perf_counter() - t) * 1000
         if "entities" in modes or "hybrid" in modes:
             by_entities = self.entities(question, by_vector)
             t3 = time.perf_counter()
@@ -150,13 +193,14 @@ class RetrievalEval:
 
 
 def evaluate(store: GraphStore, embedder: Embedder, questions: Sequence[Question], *,
-             ks: Sequence[int] = (2, 5, 10), modes: Sequence[str] = MODES) -> RetrievalEval:
+             ks: Sequence[int] = (2, 5, 10), modes: Sequence[str] = MODES,
+             kgr_n: int = KGR_N, kgr_lambda: float = KGR_LAMBDA) -> RetrievalEval:
     """Recall@k of supporting documents per mode (document ids; a title counts for the
     document whose id or title it is)."""
     unknown = [m for m in modes if m not in MODES]
     if unknown:
         raise LoadError(f"unknown retrieval mode {unknown[0]!r}; choose from {', '.join(MODES)}")
-    ranker = Ranker(store, embedder)
+    ranker = Ranker(store, embedder, kgr_n=kgr_n, kgr_lambda=kgr_lambda)
     hits: dict[str, dict[int, list[float]]] = {m: {k: [] for k in ks} for m in modes}
     times: dict[str, list[float]] = {}
     for q in questions:
