@@ -220,6 +220,26 @@ def test_extracted_facts_alignment_and_provenance(store, embedder, tmp_path: Pat
     assert store.run("MATCH (c:Concept) RETURN count(c)").value() == 1
 
 
+def load_and_kill(store: Any, env: dict[str, str], args: list[str], *, after: int) -> None:
+    """Run ``kgdb load documents ARGS`` in a subprocess and SIGKILL it once ``after`` documents
+    are complete (their hash is set)."""
+    proc = subprocess.Popen([sys.executable, "-m", "kgdb", "load", "documents", *args,
+                             "--no-progress"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 240
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            if store.run("MATCH (d:Document) WHERE d.hash IS NOT NULL "
+                         "RETURN count(d)").value() >= after:
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None, ("the load finished before it could be killed: "
+                                     + (proc.stderr.read() if proc.stderr else b"").decode()[-2000:])
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+
+
 def test_killed_load_finishes_into_the_uninterrupted_state(store, embedder,
                                                            tmp_path: Path) -> None:
     triples(store, embedder, tmp_path, [f"Film {i}|directed_by|Director {i % 7}"
@@ -231,23 +251,8 @@ def test_killed_load_finishes_into_the_uninterrupted_state(store, embedder,
     load_documents(store, embedder, [corpus], options=options, progress=False)
     expected = snapshot(store)
     delete_documents(store, [f"Doc {i}" for i in range(40)])
-    env = {**os.environ, **engine_env(store)}
-    proc = subprocess.Popen([sys.executable, "-m", "kgdb", "load", "documents", str(corpus),
-                             "--extract", "gazetteer", "--title-entity", "--batch", "1",
-                             "--no-progress"], env=env, cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 240
-    try:
-        while time.monotonic() < deadline and proc.poll() is None:
-            done = store.run("MATCH (d:Document) WHERE d.hash IS NOT NULL "
-                             "RETURN count(d)").value()
-            if done >= 3:
-                break
-            time.sleep(0.05)
-        assert proc.poll() is None, "the load finished before it could be killed"
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.wait(timeout=30)
+    load_and_kill(store, {**os.environ, **engine_env(store)}, [
+        str(corpus), "--extract", "gazetteer", "--title-entity", "--batch", "1"], after=3)
     partial = store.run("MATCH (d:Document) WHERE d.hash IS NOT NULL RETURN count(d)").value()
     assert 3 <= partial < 40
     report = load_documents(store, embedder, [corpus], options=options, progress=False)
@@ -421,22 +426,7 @@ def test_musique_through_the_llm_resumes_without_paying_twice(
     with ScriptedOpenAI(default=reply) as server:
         env = {**os.environ, **engine_env(store), "OPENAI_BASE_URL": server.base_url,
                "OPENAI_API_KEY": "k", "KGDB_LLM_MODEL": "scripted", "KGDB_LLM_RETRIES": "2"}
-        proc = subprocess.Popen([sys.executable, "-m", "kgdb", "load", "documents", str(corpus),
-                                 "--extract", "llm", "--batch", "2", "--no-progress"], env=env,
-                                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 240
-        try:
-            while time.monotonic() < deadline and proc.poll() is None:
-                done = store.run("MATCH (d:Document) WHERE d.hash IS NOT NULL "
-                                 "RETURN count(d)").value()
-                if done >= 4:
-                    break
-                time.sleep(0.05)
-            assert proc.poll() is None, ("the load finished before it could be killed: "
-                                         + proc.stderr.read().decode()[-2000:])
-            os.kill(proc.pid, signal.SIGKILL)
-        finally:
-            proc.wait(timeout=30)
+        load_and_kill(store, env, [str(corpus), "--extract", "llm", "--batch", "2"], after=4)
         first = list(answered)
         for name, value in env.items():
             if name.startswith(("OPENAI_", "KGDB_LLM")):
