@@ -92,7 +92,9 @@ class _Cluster:
 
 
 def align(store: GraphStore, embedder: Embedder, extractions: Sequence[Extraction],
-          settings: AlignSettings | None = None) -> Aligned:
+          settings: AlignSettings | None = None, linker: Linker | None = None) -> Aligned:
+    """``linker``: a ``names``-mode linker of ``store`` to reuse across batches (it caches the
+    type catalog and the full-text check); one is made when not given."""
     settings = settings or AlignSettings()
     clusters: dict[str, _Cluster] = {}
 
@@ -128,7 +130,7 @@ def align(store: GraphStore, embedder: Embedder, extractions: Sequence[Extractio
                 raw_facts.append((head, r.relation.strip(), tail, x.chunk_id))
 
     keys = list(clusters)
-    linker = Linker(store, None, LinkSettings("names"))
+    linker = linker or Linker(store, None, LinkSettings("names"))
     if settings.link_existing and keys:
         linked = linker.link(Pattern(tuple(NodeRef(f"n{i}", clusters[k].name)
                                            for i, k in enumerate(keys))))

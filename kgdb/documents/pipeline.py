@@ -30,6 +30,7 @@ from kgdb.documents.readers import read_documents
 from kgdb.embed.base import Embedder
 from kgdb.engine.base import GraphStore
 from kgdb.errors import LoadError
+from kgdb.link import Linker, LinkSettings
 from kgdb.schema.apply import ensure_base_schema
 
 EXTRACT_MODES = ("none", "gazetteer", "llm")
@@ -113,8 +114,6 @@ def _remove(store: GraphStore, ids: Sequence[str], report: DocumentReport) -> No
 def schema_types(store: GraphStore) -> tuple[list[str] | None, list[str] | None]:
     """The entity and relation types an applied schema declares (None: no schema, so
     extraction is open)."""
-    from kgdb.link import Linker, LinkSettings
-
     entity_types = sorted(Linker(store, None, LinkSettings("names")).catalog()) or None
     relation_types = [str(r["name"]) for r in _rows(store, cy.schema_relation_types())]
     return entity_types, (relation_types or None) if entity_types else None
@@ -172,12 +171,13 @@ def load_documents(store: GraphStore, embedder: Embedder, paths: Iterable[str | 
                                          if not is_cached(c))
         report.seconds = round(time.perf_counter() - t0, 3)
         return report
+    linker = Linker(store, None, LinkSettings("names"))  # one per load: it caches catalog reads
     bar = tqdm(total=len(todo), unit="docs", file=sys.stderr, disable=not progress or not todo,
                desc="documents")
     try:
         for start in range(0, len(todo), options.batch):
             batch = todo[start:start + options.batch]
-            _write_batch(store, embedder, batch, options, extractor, hashes, report)
+            _write_batch(store, embedder, batch, options, extractor, hashes, report, linker)
             bar.update(len(batch))
             postfix: dict[str, Any] = {"chunks": report.chunks, "mentions": report.mentions,
                                        "facts": report.facts}
@@ -199,7 +199,7 @@ def load_documents(store: GraphStore, embedder: Embedder, paths: Iterable[str | 
 def _write_batch(store: GraphStore, embedder: Embedder,
                  batch: Sequence[tuple[Document, list[Chunk]]], options: DocumentOptions,
                  extractor: Extractor | None, hashes: dict[str, str],
-                 report: DocumentReport) -> None:
+                 report: DocumentReport, linker: Linker) -> None:
     d = store.dialect
     ids = [doc.id for doc, _ in batch]
     _remove(store, ids, report)
@@ -227,7 +227,7 @@ def _write_batch(store: GraphStore, embedder: Embedder,
         if options.extract == "gazetteer":
             mentions += [(e.id, x.chunk_id) for x in extractions for e in x.entities if e.id]
         else:
-            aligned = align(store, embedder, extractions, options.align)
+            aligned = align(store, embedder, extractions, options.align, linker)
             _write_aligned(store, aligned, report)
             mentions += aligned.mentions
     mentions = list(dict.fromkeys(mentions))
