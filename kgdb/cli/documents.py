@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from kgdb.cli.context import Context, pass_context
+from kgdb.cli.index import index_triples_for, triples_summary
 from kgdb.cli.output import emit_json, json_option
 
 
@@ -21,6 +22,9 @@ from kgdb.cli.output import emit_json, json_option
               help="Largest chunk, in characters.")
 @click.option("--title-entity", is_flag=True,
               help="Make each document's title an entity supported by all its chunks.")
+@click.option("--mention-facts", is_flag=True,
+              help="gazetteer with --title-entity: a fact (title)-[:mentions]->(entity) for each "
+                   "entity a document's chunks name, supported by those chunks.")
 @click.option("--ignore-case", is_flag=True, help="gazetteer: match names in any case.")
 @click.option("--min-name-length", default=3, show_default=True, type=click.IntRange(1, 1000),
               help="gazetteer: shortest name that is matched.")
@@ -33,26 +37,35 @@ from kgdb.cli.output import emit_json, json_option
 @click.option("--dry-run", is_flag=True,
               help="Write nothing: say how many documents and chunks a load would write and how "
                    "many LLM requests it would make.")
+@click.option("--ttr", is_flag=True,
+              help="Then give the facts their triple text representations (kgdb index triples).")
 @click.option("--no-progress", is_flag=True)
 @json_option
 @pass_context
 def load_documents_cmd(ctx: Context, paths: tuple[Path, ...], extract: str, chunk_size: int,
-                       title_entity: bool, ignore_case: bool, min_name_length: int,
-                       fuse_similarity: float, batch: int, dry_run: bool, no_progress: bool,
-                       as_json: bool) -> None:
+                       title_entity: bool, mention_facts: bool, ignore_case: bool,
+                       min_name_length: int, fuse_similarity: float, batch: int, dry_run: bool,
+                       ttr: bool, no_progress: bool, as_json: bool) -> None:
     """Load text/Markdown files and JSON/JSONL corpora as documents, chunks and the mutual
     index (a changed document replaces its old version; an unchanged one writes nothing)."""
     from kgdb.documents.align import AlignSettings
     from kgdb.documents.pipeline import DocumentOptions, load_documents
 
+    if mention_facts and (extract != "gazetteer" or not title_entity):
+        from kgdb.errors import LoadError
+
+        raise LoadError("--mention-facts needs --extract gazetteer and --title-entity")
     options = DocumentOptions(extract=extract, chunk_size=chunk_size, title_entity=title_entity,
-                              ignore_case=ignore_case, min_length=min_name_length, batch=batch,
+                              mention_facts=mention_facts, ignore_case=ignore_case,
+                              min_length=min_name_length, batch=batch,
                               align=AlignSettings(similarity=fuse_similarity))
     extractor = _llm_extractor(ctx) if extract == "llm" else None
     report = load_documents(ctx.store, ctx.embedder, paths, options=options,
                             extractor=extractor, progress=not no_progress, dry_run=dry_run)
+    texts = (index_triples_for(ctx, progress=not no_progress) if ttr and not dry_run
+             else None)
     if as_json:
-        emit_json(report.to_json())
+        emit_json({**report.to_json(), **({"ttr": texts.to_json()} if texts else {})})
         return
     if dry_run:
         requests = ("" if report.requests_needed is None else
@@ -70,6 +83,8 @@ def load_documents_cmd(ctx: Context, paths: tuple[Path, ...], extract: str, chun
                    f"{x.tokens_in} tokens in, {x.tokens_out} out, {x.failed_chunks} failed")
     for note in report.notes:
         click.echo(f"note: {note}")
+    if texts is not None:
+        click.echo(triples_summary(texts))
 
 
 def _llm_extractor(ctx: Context):  # type: ignore[no-untyped-def]

@@ -1,12 +1,19 @@
-"""``kgdb index knn``: KG-Retriever's document layer, SIMILAR edges between documents (or
-chunks) and their K most similar ones."""
+"""``kgdb index``: KG-Retriever's document layer (``knn``: SIMILAR edges between documents or
+chunks and their K most similar ones) and KG-CQR's triple text representations
+(``triples``)."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import click
 
 from kgdb.cli.context import Context, pass_context
 from kgdb.cli.output import emit_json, json_option
+
+if TYPE_CHECKING:
+    from kgdb.documents.ttr import TripleIndexReport
 
 
 @click.group("index")
@@ -50,3 +57,43 @@ def knn_command(ctx: Context, label: str, k: int, method: str, full: bool, batch
     click.echo(f"{report.label} layer {how}: {report.rewritten} of {report.nodes} nodes "
                f"rewritten, {report.edges} SIMILAR edges (k={report.k}) in "
                f"{report.seconds:.1f} s")
+
+
+@index_group.command("triples")
+@click.option("--type", "types", multiple=True, metavar="TYPE",
+              help="Only facts of this relation type (repeatable; default all).")
+@click.option("--batch", default=1000, show_default=True, type=click.IntRange(1, 100_000),
+              help="Facts per statement.")
+@click.option("--no-progress", is_flag=True)
+@json_option
+@pass_context
+def triples_command(ctx: Context, types: tuple[str, ...], batch: int, no_progress: bool,
+                    as_json: bool) -> None:
+    """Give every fact its triple text representation (KG-CQR): a text verbalised from its
+    head, relation and tail names and its embedding, under a relationship vector index per
+    relation type. A re-run writes only new or renamed facts."""
+    report = index_triples_for(ctx, types or None, batch=batch, progress=not no_progress)
+    if as_json:
+        emit_json(report.to_json())
+        return
+    click.echo(triples_summary(report))
+
+
+def index_triples_for(ctx: Context, types: Sequence[str] | None = None, *, batch: int = 1000,
+                      progress: bool = True) -> TripleIndexReport:
+    """Run :func:`kgdb.documents.ttr.index_triples` on the command's store (the loaders'
+    ``--ttr`` option calls it after their load)."""
+    from kgdb.documents.ttr import index_triples
+
+    return index_triples(ctx.store, ctx.embedder, types=types, batch=batch, progress=progress)
+
+
+def triples_summary(report: TripleIndexReport) -> str:
+    created = (f"; vector index created for {', '.join(report.indexes_created)}"
+               if report.indexes_created else "")
+    rebuilt = (f"; rebuilt for {', '.join(report.indexes_rebuilt)}"
+               if report.indexes_rebuilt else "")
+    rate = report.written / report.seconds if report.seconds else 0.0
+    return (f"triple texts: {report.written} written ({rate:.0f}/s), {report.unchanged} "
+            f"unchanged, {report.facts} facts of {report.types} relation types in "
+            f"{report.seconds:.1f} s{created}{rebuilt}")

@@ -8,6 +8,7 @@ import click
 
 from kgdb.cli.context import Context, pass_context
 from kgdb.cli.documents import load_documents_cmd
+from kgdb.cli.index import index_triples_for, triples_summary
 from kgdb.cli.output import emit_json, json_option
 from kgdb.cli.records import records_command
 
@@ -26,25 +27,31 @@ def load() -> None:
 @click.option("--rejects", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Where --on-error skip writes bad lines (default FILE.rejects).")
 @click.option("--batch-size", default=5000, show_default=True, type=click.IntRange(1, 1_000_000))
+@click.option("--ttr", is_flag=True,
+              help="Then give the facts their triple text representations (kgdb index triples).")
 @click.option("--no-progress", is_flag=True)
 @json_option
 @pass_context
 def load_triples_cmd(ctx: Context, file: Path, sep: str | None, fmt: str | None, on_error: str,
-                     rejects: Path | None, batch_size: int, no_progress: bool,
+                     rejects: Path | None, batch_size: int, ttr: bool, no_progress: bool,
                      as_json: bool) -> None:
     """Load subject|predicate|object triples (MERGE: loading twice changes nothing)."""
     from kgdb.load.triples import load_triples
 
     report = load_triples(ctx.store, ctx.embedder, file, fmt=fmt, sep=sep, on_error=on_error,
                           batch_size=batch_size, rejects_path=rejects, progress=not no_progress)
+    texts = (index_triples_for(ctx, sorted(report.predicates), progress=not no_progress)
+             if ttr else None)
     if as_json:
-        emit_json(report.to_json())
+        emit_json({**report.to_json(), **({"ttr": texts.to_json()} if texts else {})})
         return
     click.echo(f"loaded {report.triples} triples ({len(report.predicates)} predicates), "
                f"{report.entities_seen} entities ({report.entities_written} written) in "
                f"{report.seconds:.1f} s")
     if report.rejected:
         click.echo(f"rejected {report.rejected} lines -> {report.rejects_file}")
+    if texts is not None:
+        click.echo(triples_summary(texts))
 
 
 load.add_command(records_command)

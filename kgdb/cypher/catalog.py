@@ -104,7 +104,10 @@ def read_setting(key: str) -> Statement:
         {"key": key})
 
 
-def vector_probe(d: Dialect, label: str, prop: str, dimension: int) -> Statement:
-    """One vector query against the index of ``label.prop``: it fails until the index serves."""
-    call = d.vector_search_call(label, prop, "$k", "$vector")
+def vector_probe(d: Dialect, label: str, prop: str, dimension: int, *,
+                 relationship: bool = False) -> Statement:
+    """One vector query against the index of ``label.prop`` (a relationship type's with
+    ``relationship``): it fails until the index serves."""
+    call = (d.relationship_vector_search_call(label, prop, "$k", "$vector") if relationship
+            else d.vector_search_call(label, prop, "$k", "$vector"))
     return Statement(f"{call} RETURN count(*) AS n", {"k": 1, "vector": [0.0] * dimension})

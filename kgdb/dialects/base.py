@@ -193,7 +193,10 @@ class Dialect:
     def create_fulltext_index(self, label: str, props: Sequence[str]) -> list[Operation]:
         raise NotImplementedError
 
-    def create_vector_index(self, label: str, prop: str, dimension: int) -> list[Operation]:
+    def create_vector_index(self, label: str, prop: str, dimension: int, *,
+                            relationship: bool = False) -> list[Operation]:
+        """A vector index (L2) on ``label.prop``; with ``relationship``, ``label`` is a
+        relationship type and the index is on that type's relationships."""
         raise NotImplementedError
 
     def create_existence_constraint(self, label: str, prop: str) -> list[Operation]:
@@ -243,6 +246,12 @@ class Dialect:
             "LIMIT $k"
         )
         return Statement(text, {"k": int(k), "vector": vector})
+
+    def relationship_vector_search_call(self, rel_type: str, prop: str, k: str,
+                                        vector: str) -> str:
+        """``CALL ... YIELD relationship, score`` over the vector index of relationships of
+        ``rel_type`` on ``prop`` (over-fetching like :meth:`vector_search_call`)."""
+        raise NotImplementedError
 
     def vector_search_stored(self, label: str, prop: str, k: str, stored: str) -> str:
         """Like :meth:`vector_search_call`, with a vector property already stored on a node

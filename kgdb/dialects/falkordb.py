@@ -111,10 +111,12 @@ class FalkorDBDialect(Dialect):
         return [Statement(f"CREATE FULLTEXT INDEX FOR (n:{self.ident(label)}) ON ({fields})",
                           write=True)]
 
-    def create_vector_index(self, label: str, prop: str, dimension: int) -> list[Operation]:
+    def create_vector_index(self, label: str, prop: str, dimension: int, *,
+                            relationship: bool = False) -> list[Operation]:
         dim = int(dimension)
+        target = _pattern(self.ident(label), relationship)
         return [Statement(
-            f"CREATE VECTOR INDEX FOR (n:{self.ident(label)}) ON (n.{self.ident(prop)}) "
+            f"CREATE VECTOR INDEX FOR {target} ON (n.{self.ident(prop)}) "
             f"OPTIONS {{dimension: {dim}, similarityFunction: 'euclidean', "
             f"{self.VECTOR_INDEX_OPTIONS}}}", write=True)]
 
@@ -125,9 +127,9 @@ class FalkorDBDialect(Dialect):
                                   ("DROP", GRAPH_KEY, kind, "NODE", info.label, "PROPERTIES",
                                    len(info.properties), *info.properties))]
         keyword = {"range": "", "fulltext": "FULLTEXT ", "vector": "VECTOR "}[info.kind]
+        target = _pattern(self.ident(info.label), info.entity == "relationship")
         return [
-            Statement(f"DROP {keyword}INDEX FOR (n:{self.ident(info.label)}) ON (n.{self.ident(p)})",
-                      write=True)
+            Statement(f"DROP {keyword}INDEX FOR {target} ON (n.{self.ident(p)})", write=True)
             for p in info.properties
         ]
 
@@ -181,6 +183,13 @@ class FalkorDBDialect(Dialect):
                 f"{self.string_literal(prop)}, {k} * {self.VECTOR_OVERFETCH}, vecf32({vector})) "
                 "YIELD node, score")
 
+    def relationship_vector_search_call(self, rel_type: str, prop: str, k: str,
+                                        vector: str) -> str:
+        self.ident(rel_type), self.ident(prop)
+        return (f"CALL db.idx.vector.queryRelationships({self.string_literal(rel_type)}, "
+                f"{self.string_literal(prop)}, {k} * {self.VECTOR_OVERFETCH}, vecf32({vector})) "
+                "YIELD relationship, score")
+
     def vector_search_stored(self, label: str, prop: str, k: str, stored: str) -> str:
         # A stored property is a Vectorf32 already, and vecf32() of one is a type error
         # ("expected List or Null but was Vectorf32", 4.16.3).
@@ -204,6 +213,11 @@ class FalkorDBDialect(Dialect):
         """vec.euclideanDistance is the float32 L2 itself (equals the euclidean index score,
         shared/dialects.md section 3.1)."""
         return f"vec.euclideanDistance({stored}, {prepared})"
+
+
+def _pattern(name: str, relationship: bool) -> str:
+    """The index target: ``(n:Label)`` or ``()-[n:TYPE]-()`` (the variable is ``n`` in both)."""
+    return f"()-[n:{name}]-()" if relationship else f"(n:{name})"
 
 
 def _state(status: str) -> str:

@@ -83,8 +83,11 @@ class Neo4jDialect(Dialect):
             f"CREATE FULLTEXT INDEX {name} IF NOT EXISTS FOR (n:{self.ident(label)}) ON EACH [{fields}]",
             write=True, idempotent=True)]
 
-    def create_vector_index(self, label: str, prop: str, dimension: int) -> list[Operation]:
-        name = self.ident(self.index_name(label, prop, "vector"))
+    def create_vector_index(self, label: str, prop: str, dimension: int, *,
+                            relationship: bool = False) -> list[Operation]:
+        name = self.ident(self.index_name(label, prop,
+                                          "rel_vector" if relationship else "vector"))
+        target = f"()-[n:{self.ident(label)}]-()" if relationship else f"(n:{self.ident(label)})"
         # Index options are part of the DDL, not data: the dimension is a checked int.
         # Quantization is off: 5.26 enables it by default (vector-2.0 provider), and its scores
         # are then approximations: measured on 200 16-d vectors, the top-10 came back in the
@@ -94,7 +97,7 @@ class Neo4jDialect(Dialect):
         # (tests/live/test_graph_store.py::test_vector_search_distances_are_exact_l2).
         dim = int(dimension)
         return [Statement(
-            f"CREATE VECTOR INDEX {name} IF NOT EXISTS FOR (n:{self.ident(label)}) "
+            f"CREATE VECTOR INDEX {name} IF NOT EXISTS FOR {target} "
             f"ON (n.{self.ident(prop)}) OPTIONS {{indexConfig: {{`vector.dimensions`: {dim}, "
             "`vector.similarity_function`: 'euclidean', `vector.quantization.enabled`: false}}",
             write=True, idempotent=True)]
@@ -184,6 +187,14 @@ class Neo4jDialect(Dialect):
         beam = (f"CASE WHEN {k} * 4 > {self.VECTOR_BEAM_MIN} THEN {k} * 4 "
                 f"ELSE {self.VECTOR_BEAM_MIN} END")
         return f"CALL db.index.vector.queryNodes({index}, {beam}, {vector}) YIELD node, score"
+
+    def relationship_vector_search_call(self, rel_type: str, prop: str, k: str,
+                                        vector: str) -> str:
+        index = self.string_literal(self.index_name(rel_type, prop, "rel_vector"))
+        beam = (f"CASE WHEN {k} * 4 > {self.VECTOR_BEAM_MIN} THEN {k} * 4 "
+                f"ELSE {self.VECTOR_BEAM_MIN} END")
+        return (f"CALL db.index.vector.queryRelationships({index}, {beam}, {vector}) "
+                "YIELD relationship, score")
 
     def cosine_similarity(self, a: str, b: str) -> str:
         # vector.similarity.cosine is (1 + cos) / 2, in [0, 1], like the index's cosine score

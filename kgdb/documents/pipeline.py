@@ -34,6 +34,8 @@ from kgdb.link import Linker, LinkSettings
 from kgdb.schema.apply import ensure_base_schema
 
 EXTRACT_MODES = ("none", "gazetteer", "llm")
+MENTIONS = "mentions"
+"""The relation of ``--mention-facts``: a document's title entity mentions an entity."""
 PIPELINE_VERSION = 1
 """Part of every document's hash: a change of how documents are processed reloads them."""
 
@@ -44,6 +46,9 @@ class DocumentOptions:
     chunk_size: int = DEFAULT_SIZE
     title_entity: bool = False
     """Make each document's title an entity supported by all its chunks."""
+    mention_facts: bool = False
+    """With ``title_entity`` and the gazetteer: a fact ``(title)-[:mentions]->(entity)`` for each
+    other entity the document's chunks name (the chunks are the fact's support)."""
     ignore_case: bool = False
     min_length: int = DEFAULT_MIN_LENGTH
     batch: int = 32
@@ -55,6 +60,8 @@ class DocumentOptions:
                                "chunk_size": self.chunk_size, "title_entity": self.title_entity}
         if self.extract == "gazetteer":
             out.update(ignore_case=self.ignore_case, min_length=self.min_length)
+            if self.mention_facts:
+                out["mention_facts"] = True
         if self.extract == "llm" and extractor is not None:
             out["extractor"] = getattr(extractor, "fingerprint", extractor.name)
             out["align"] = vars(self.align)
@@ -225,7 +232,15 @@ def _write_batch(store: GraphStore, embedder: Embedder,
     if extractor is not None and options.extract != "none":
         extractions = list(extractor.extract([c for _, c in chunks]))
         if options.extract == "gazetteer":
-            mentions += [(e.id, x.chunk_id) for x in extractions for e in x.entities if e.id]
+            found = [(e.id, x.chunk_id) for x in extractions for e in x.entities if e.id]
+            mentions += found
+            if options.mention_facts and options.title_entity:
+                title_of = {c.id: doc.title for doc, c in chunks}
+                facts = list(dict.fromkeys((title_of[c], e, c) for e, c in found
+                                           if e != title_of[c]))
+                for start in range(0, len(facts), 5000):
+                    store.run(cy.merge_extracted_facts(d, MENTIONS, facts[start:start + 5000]))
+                report.facts += len(facts)
         else:
             aligned = align(store, embedder, extractions, options.align, linker)
             _write_aligned(store, aligned, report)

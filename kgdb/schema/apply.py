@@ -237,10 +237,13 @@ def rebuild_vector_indexes(store: GraphStore) -> list[str]:
             continue
         for op in store.dialect.drop_index(info):
             store.execute(op)
-        for op in store.dialect.create_vector_index(info.label, info.properties[0],
-                                                    info.dimension):
+        for op in store.dialect.create_vector_index(
+                info.label, info.properties[0], info.dimension,
+                relationship=info.entity == "relationship"):
             store.execute(op)
-        rebuilt.append(f":{info.label}({info.properties[0]})")
+        rebuilt.append(f"-[:{info.label}]-({info.properties[0]})"
+                       if info.entity == "relationship" else
+                       f":{info.label}({info.properties[0]})")
         vectors.append(info)
     await_indexes(store, vectors=vectors)
     return rebuilt
@@ -265,7 +268,8 @@ def await_indexes(store: GraphStore, timeout_s: float = 600.0,
         time.sleep(0.1)
     for info in vectors:
         probe = catalog.vector_probe(store.dialect, info.label, info.properties[0],
-                                     int(info.dimension or 1))
+                                     int(info.dimension or 1),
+                                     relationship=info.entity == "relationship")
         while True:
             try:
                 store.run(probe)
