@@ -22,9 +22,59 @@ from kgdb.retrieve.simgrag import DISTINCT, ENGINES, Retrieval, describe, search
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-SOLVERS = ["simgrag", "lf"]
-"""``kgdb ask --solver``: SimGRAG (pattern graph, top-k subgraphs) or KAG logical forms
-(plan, execute, judge, re-plan)."""
+SOLVERS = ["simgrag", "lf", "hig", "cqr"]
+"""``kgdb ask --solver``: SimGRAG (pattern graph, top-k subgraphs), KAG logical forms
+(plan, execute, judge, re-plan), KG-Retriever's hierarchical index graph (documents, then
+their entities' facts) or KG-CQR (triple texts, beam completion, fused chunk retrieval)."""
+
+
+DOCUMENT_MODES = ("vector", "kgr-onehop", "kgr-attentive", "kgr-multihop", "hig-onehop",
+                  "hig-attentive", "hig-multihop", "cqr")
+
+
+def _cqr_options(func: F) -> F:
+    for option in reversed([
+        click.option("--cqr-k", "cqr_k", default=10, show_default=True,
+                     type=click.IntRange(1, 10000),
+                     help="KG-CQR: facts extracted by their triple text's similarity."),
+        click.option("--beam-width", default=3, show_default=True, type=click.IntRange(1, 100),
+                     help="KG-CQR: paths kept per expanded path (the paper's beam width)."),
+        click.option("--max-path", default=2, show_default=True, type=click.IntRange(1, 6),
+                     help="KG-CQR: longest completion path, in facts."),
+        click.option("--complete-k", default=20, show_default=True,
+                     type=click.IntRange(0, 10000),
+                     help="KG-CQR: new facts completion may add (the paper's K)."),
+        click.option("--alpha", default=0.7, show_default=True, type=click.FloatRange(0, 1),
+                     help="KG-CQR: weight of the question in the fused query vector."),
+    ]):
+        func = option(func)
+    return func
+
+
+def _cqr_settings(cqr_k: int, beam_width: int, max_path: int, complete_k: int, alpha: float,
+                  chunks: int = 10) -> Any:
+    from kgdb.retrieve.cqr import CqrSettings
+
+    return CqrSettings(extract_k=cqr_k, width=beam_width, max_length=max_path,
+                       complete_k=complete_k, alpha=alpha, chunks=chunks).check()
+
+
+def _hig_options(func: F) -> F:
+    from kgdb.retrieve.hig import HIG_LAMBDA, HIG_N, HIG_T, STRATEGIES
+
+    for option in reversed([
+        click.option("--strategy", type=click.Choice(list(STRATEGIES)), default="onehop",
+                     show_default=True,
+                     help="KG-Retriever: how the document layer widens the top-N documents."),
+        click.option("--hig-n", default=HIG_N, show_default=True,
+                     type=click.IntRange(1, 1000), help="KG-Retriever: seed documents (N)."),
+        click.option("--hig-t", default=HIG_T, show_default=True,
+                     type=click.IntRange(1, 10000), help="KG-Retriever: facts at most (T)."),
+        click.option("--hig-lambda", default=HIG_LAMBDA, show_default=True, type=float,
+                     help="KG-Retriever: entity threshold on w * cos (lambda)."),
+    ]):
+        func = option(func)
+    return func
 
 
 def _retrieval_options(func: F, distinct: str = "all") -> F:
@@ -101,14 +151,36 @@ def pattern_command(question: str, examples: str, as_json: bool) -> None:
 @click.option("--examples", default="metaqa", show_default=True,
               help="Few-shot examples: metaqa, factkg, or a JSON file.")
 @_retrieval_options
+@_hig_options
+@_cqr_options
+@click.option("--chunks", default=10, show_default=True, type=click.IntRange(0, 1000),
+              help="hig: source chunks of the facts given to the model; cqr: chunks retrieved.")
 @json_option
 def ask_command(question: str, solver: str, verify: bool, rounds: int, examples: str, k: int,
                 k_nodes: int, k_relations: int, k_types: int, engine: str, distinct: str,
+                strategy: str, hig_n: int, hig_t: int, hig_lambda: float, cqr_k: int,
+                beam_width: int, max_path: int, complete_k: int, alpha: float, chunks: int,
                 as_json: bool) -> None:
     """Answer QUESTION from the graph: pattern, top-k subgraphs, answer citing them
-    (--solver simgrag), or a logical-form plan run against the graph (--solver lf)."""
+    (--solver simgrag), a logical-form plan run against the graph (--solver lf),
+    KG-Retriever's documents and their entities' facts (--solver hig), or KG-CQR's
+    contextual chunk retrieval (--solver cqr)."""
     from kgdb.llm import ChatClient
     from kgdb.retrieve.simgrag_llm import generate_answer, load_examples, query_to_pattern
+
+    if solver in ("hig", "cqr"):
+        if verify:
+            raise click.UsageError("--verify works with --solver simgrag")
+        if solver == "hig":
+            from kgdb.retrieve.hig import HigSettings
+
+            settings: Any = HigSettings(strategy=strategy, n=hig_n, t=hig_t,
+                                        threshold=hig_lambda, passages=chunks).check()
+        else:
+            settings = _cqr_settings(cqr_k, beam_width, max_path, complete_k, alpha,
+                                     max(chunks, 1))
+        _ask_with_evidence(question, solver, settings, as_json)
+        return
 
     if solver == "lf":
         if verify:
@@ -147,6 +219,47 @@ def ask_command(question: str, solver: str, verify: bool, rounds: int, examples:
                                          for h, r, t in pattern_triples(pattern)))
     click.echo("\nevidence:")
     _print_retrieval(result)
+
+
+def _ask_with_evidence(question: str, solver: str, settings: Any, as_json: bool) -> None:
+    """``--solver hig`` and ``--solver cqr``: retrieve the evidence, then the model answers."""
+    import time
+
+    from kgdb.llm import ChatClient
+    from kgdb.retrieve.context import answer_from
+
+    client = ChatClient()
+    opened, embedder = _open()
+    with opened as store:
+        t0 = time.perf_counter()
+        vector = embedder.embed([question])[0]
+        embed_ms = (time.perf_counter() - t0) * 1000
+        detail: dict[str, Any]
+        if solver == "hig":
+            from kgdb.retrieve.hig import retrieve_hig
+
+            documents, evidence = retrieve_hig(store, vector, settings)
+            detail = {"documents": [{"id": d, "weight": round(w, 6)} for d, w in documents]}
+        else:
+            from kgdb.retrieve.cqr import retrieve_cqr
+
+            result = retrieve_cqr(store, embedder, question, vector, settings, client)
+            evidence = result.evidence
+            detail = result.to_json()
+    t1 = time.perf_counter()
+    answer = answer_from(client, question, evidence)
+    timings = {"embed": embed_ms, **evidence.timings,
+               "answer": (time.perf_counter() - t1) * 1000}
+    if as_json:
+        emit_json({"question": question, "solver": solver, "answer": answer,
+                   "triples": [t.to_json() for t in evidence.triples],
+                   "passages": [p.to_json() for p in evidence.passages], **detail,
+                   "timings_ms": {k: round(v, 3) for k, v in timings.items()}})
+        return
+    click.echo(answer)
+    click.echo("\nevidence:")
+    for line in evidence.lines():
+        click.echo(f"  {line[:300]}")
 
 
 @click.group("eval")
@@ -208,16 +321,30 @@ def eval_metaqa_command(questions_files: tuple[Path, ...], patterns: str, k: int
 
 
 @click.command("retrieve")
-@click.option("--questions", "questions_files", multiple=True, required=True,
+@click.option("--questions", "questions_files", multiple=True,
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="MetaQA question file(s) whose oracle patterns are retrieved.")
+              help="MetaQA question file(s) whose oracle patterns are retrieved (SimGRAG).")
+@click.option("--documents", "documents_file", default=None,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Instead: document questions (JSONL or MuSiQue's questions.json) for the "
+                   "document modes of kgdb eval retrieval.")
+@click.option("--mode", "modes", default=",".join(DOCUMENT_MODES), show_default=True,
+              help="--documents: comma-separated modes to time.")
 @_metaqa_retrieval_options
 @click.option("--limit", type=click.IntRange(1), help="Only the first N questions per file.")
 @json_option
-def bench_retrieve_command(questions_files: tuple[Path, ...], k: int, k_nodes: int,
-                           k_relations: int, k_types: int, engine: str, distinct: str,
-                           limit: int | None, as_json: bool) -> None:
-    """Latency percentiles of SimGRAG retrieval, split into embedding, vector search, matching."""
+def bench_retrieve_command(questions_files: tuple[Path, ...], documents_file: Path | None,
+                           modes: str, k: int, k_nodes: int, k_relations: int, k_types: int,
+                           engine: str, distinct: str, limit: int | None,
+                           as_json: bool) -> None:
+    """Latency percentiles of SimGRAG retrieval, split into embedding, vector search, matching;
+    with --documents, of every document retrieval mode (p50/p90 per mode, excluding the
+    question's embedding)."""
+    if documents_file is not None:
+        _bench_documents(documents_file, modes, limit, as_json)
+        return
+    if not questions_files:
+        raise click.UsageError("give --questions (MetaQA) or --documents")
     report = _metaqa_run(questions_files, "oracle", limit, k=k, k_nodes=k_nodes,
                          k_relations=k_relations, k_types=k_types, engine=engine,
                          distinct=distinct)
@@ -234,6 +361,24 @@ def bench_retrieve_command(questions_files: tuple[Path, ...], k: int, k_nodes: i
 
 
 
+def _bench_documents(path: Path, modes: str, limit: int | None, as_json: bool) -> None:
+    from kgdb.cli.context import current_context
+    from kgdb.retrieve.documents import evaluate, read_questions
+
+    context = current_context()
+    questions = read_questions(path)[:limit]
+    result = evaluate(context.store, context.embedder, questions, ks=(10,),
+                      modes=[m.strip() for m in modes.split(",") if m.strip()])
+    payload = {"questions": result.questions, "engine": context.store.dialect.NAME,
+               "latency_ms": result.latency_ms}
+    if as_json:
+        emit_json(payload)
+        return
+    click.echo(f"{result.questions} questions on {payload['engine']}")
+    for mode, p in result.latency_ms.items():
+        click.echo(f"    {mode:<14} p50 {p['p50']:8.2f}  p90 {p['p90']:8.2f} ms")
+
+
 @eval_group.command("retrieval")
 @click.option("--questions", "questions_file", required=True,
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -243,33 +388,83 @@ def bench_retrieve_command(questions_files: tuple[Path, ...], k: int, k_nodes: i
               help="Comma-separated cut-offs for recall@k.")
 @click.option("--mode", "modes", default="vector,entities,hybrid", show_default=True,
               help="Comma-separated modes: vector (chunk vector search), entities (the "
-                   "question's entities and their supporting chunks), hybrid (both, fused).")
+                   "question's entities and their supporting chunks), hybrid (both, fused), "
+                   "kgr-onehop, kgr-attentive, kgr-multihop (KG-Retriever's document layer), "
+                   "cqr (KG-CQR with the verbalised subgraph as context).")
 @click.option("--kgr-n", default=3, show_default=True, type=click.IntRange(1, 1000),
               help="kgr-* modes: seed documents (KG-Retriever's N).")
 @click.option("--kgr-lambda", default=0.1, show_default=True, type=float,
               help="kgr-attentive/multihop: admission threshold (KG-Retriever's lambda).")
+@_cqr_options
 @click.option("--limit", type=click.IntRange(1), default=None, help="Only the first N questions.")
 @json_option
 @pass_context
 def eval_retrieval_command(ctx: Context, questions_file: Path, ks: str, modes: str,
-                           kgr_n: int, kgr_lambda: float, limit: int | None,
+                           kgr_n: int, kgr_lambda: float, cqr_k: int, beam_width: int,
+                           max_path: int, complete_k: int, alpha: float, limit: int | None,
                            as_json: bool) -> None:
     """Recall@k of supporting documents per retrieval mode, without an LLM."""
     from kgdb.retrieve.documents import evaluate, read_questions
 
-    try:
-        cutoffs = tuple(int(k) for k in ks.split(",") if k.strip())
-    except ValueError:
-        raise click.BadParameter(f"not a list of integers: {ks!r}", param_hint="--k") from None
-    if not cutoffs or min(cutoffs) < 1:
-        raise click.BadParameter("give positive cut-offs, e.g. 2,5,10", param_hint="--k")
+    cutoffs = _cutoffs(ks)
     questions = read_questions(questions_file)[:limit]
     result = evaluate(ctx.store, ctx.embedder, questions, ks=cutoffs,
                       modes=[m.strip() for m in modes.split(",") if m.strip()],
-                      kgr_n=kgr_n, kgr_lambda=kgr_lambda)
+                      kgr_n=kgr_n, kgr_lambda=kgr_lambda,
+                      cqr=_cqr_settings(cqr_k, beam_width, max_path, complete_k, alpha))
     if as_json:
         emit_json(result.to_json())
         return
     click.echo(f"{result.questions} questions")
     for mode, recalls in result.recall.items():
         click.echo(f"  {mode:13} " + "  ".join(f"{k} {v:.3f}" for k, v in recalls.items()))
+
+
+@eval_group.command("beam")
+@click.option("--questions", "questions_files", multiple=True, required=True,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="MetaQA question file(s) (dev_2hop.tsv, dev_3hop.tsv).")
+@click.option("--k", "ks", default="1,3,10", show_default=True,
+              help="Comma-separated cut-offs for hits@k.")
+@click.option("--beam-width", default=3, show_default=True, type=click.IntRange(1, 100),
+              help="Paths kept per expanded path.")
+@click.option("--direction", type=click.Choice(["both", "out"]), default="both",
+              show_default=True,
+              help="both: a path may follow a fact either way; out: head to tail only.")
+@click.option("--limit", type=click.IntRange(1), help="Only the first N questions per file.")
+@json_option
+def eval_beam_command(questions_files: tuple[Path, ...], ks: str, beam_width: int,
+                      direction: str, limit: int | None, as_json: bool) -> None:
+    """Hits@k of KG-CQR's beam completion alone on MetaQA: from the topic entity, paths of as
+    many facts as the question has hops, scored by the question against the facts' triple
+    texts (kgdb index triples); the answers are the paths' ends."""
+    from kgdb.retrieve.metaqa import evaluate_beam, read_questions
+
+    cutoffs = _cutoffs(ks)
+    questions = []
+    for path in questions_files:
+        questions += read_questions(path)[: limit or None]
+    opened, embedder = _open()
+    with opened as store:
+        report = evaluate_beam(store, embedder, questions, ks=cutoffs, width=beam_width,
+                               direction=direction)
+    if as_json:
+        emit_json(report)
+        return
+    click.echo(f"{report['questions']} questions, beam width {beam_width}, {direction}, "
+               f"{report['seconds']} s")
+    for hop, row in report["hops"].items():
+        hits = "  ".join(f"hits@{k} {row[f'hits@{k}']:.2%}" for k in cutoffs)
+        lat = row["latency_ms"]
+        click.echo(f"{hop}: {hits}  ({row['questions']} questions; beam p50 {lat['p50']:.1f} "
+                   f"ms, p90 {lat['p90']:.1f} ms)")
+
+
+def _cutoffs(ks: str) -> tuple[int, ...]:
+    try:
+        cutoffs = tuple(int(k) for k in ks.split(",") if k.strip())
+    except ValueError:
+        raise click.BadParameter(f"not a list of integers: {ks!r}", param_hint="--k") from None
+    if not cutoffs or min(cutoffs) < 1:
+        raise click.BadParameter("give positive cut-offs, e.g. 2,5,10", param_hint="--k")
+    return tuple(sorted(set(cutoffs)))

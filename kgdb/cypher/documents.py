@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kgdb.cypher.link import STRUCTURAL_RELATIONS
+from kgdb.cypher.params import Params
 from kgdb.dialects.base import Dialect
 from kgdb.statement import Statement
 
@@ -248,3 +250,37 @@ def collaborating_documents(d: Dialect, vector: Sequence[float], n: int, hops: i
         lines.append("RETURN seed.id AS seed, seed_sim, m1.id AS m1, w1, sim1, null AS m2, "
                      "null AS w2, null AS sim2")
     return Statement("\n".join(lines), {"vector": vector, "n": int(n)})
+
+
+def entity_level_triples(d: Dialect, documents: Sequence[tuple[str, float]],
+                         vector: Sequence[float], threshold: float, limit: int) -> Statement:
+    """KG-Retriever's KG-level retrieval: the entities supported by the chunks of
+    ``documents`` ((id, collaboration weight w)) whose ``w * cos(entity, query)`` exceeds
+    ``threshold`` (an entity in several documents takes its largest w), then the facts around
+    them, at most ``limit``, best entity score first: rows ``h, type, t, head, tail, ttr,
+    chunks, score``."""
+    p = Params()
+    q = d.vector_value(p.add("vector", list(map(float, vector))))
+    return Statement(
+        f"UNWIND {p.add('documents', [{'id': i, 'w': float(w)} for i, w in documents])} AS doc\n"
+        f"MATCH (:{d.ident(DOCUMENT)} {{id: doc.id}})-[:hasChunk]->(:{d.ident(CHUNK)})"
+        f"<-[:supporting_chunks]-(e:{ENTITY})\n"
+        "WHERE e.embedding IS NOT NULL\n"
+        "WITH e, max(doc.w) AS w\n"
+        f"WITH e, w * {d.cosine_similarity('e.embedding', q)} AS score\n"
+        f"WHERE score > {p.add('threshold', float(threshold))}\n"
+        f"MATCH (e)-[r]-(:{ENTITY})\n"
+        f"WHERE NOT type(r) IN {p.add('structural', list(STRUCTURAL_RELATIONS))}\n"
+        "WITH r, max(score) AS score\n"
+        "WITH r, score, startNode(r) AS h, endNode(r) AS t\n"
+        "RETURN h.id AS h, type(r) AS type, t.id AS t, h.name AS head, t.name AS tail,\n"
+        "       r.ttr AS ttr, r.chunks AS chunks, score\n"
+        f"ORDER BY score DESC, h, type, t\nLIMIT {p.add('limit', int(limit))}", p.values)
+
+
+def chunks_by_id(ids: Sequence[str]) -> Statement:
+    """Rows ``id, document, text`` of the chunks among ``ids``."""
+    p = Params()
+    return Statement(
+        f"MATCH (c:{CHUNK}) WHERE c.id IN {p.add('ids', list(ids))}\n"
+        "RETURN c.id AS id, c.document AS document, c.text AS text ORDER BY id", p.values)

@@ -68,7 +68,6 @@ def nearest_facts(d: Dialect, rel_types: Sequence[str], vector: Sequence[float],
     p = Params()
     k_ = p.add("k", int(k))
     q = p.add("vector", list(map(float, vector)))
-    e = d.ident(ENTITY_LABEL)
     emb = d.ident(EMBEDDING)
     parts = []
     for rel_type in rel_types:

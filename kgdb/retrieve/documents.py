@@ -19,6 +19,15 @@ Modes, each a ranking of documents for a question:
     (multi-hop); attentive and multi-hop keep only neighbours with ``w * cos > lambda`` (the
     paper's threshold, which it applies to entities; here it admits documents). Defaults are
     the paper's MuSiQue setting: N = 3, lambda = 0.1.
+``hig-onehop``, ``hig-attentive``, ``hig-multihop``
+    KG-Retriever's whole retrieval (kgdb/retrieve/hig.py): the same candidate documents, then
+    the KG level (entities with ``w * cos > lambda``, at most T = 30 facts); the documents of
+    the facts' chunks first, in the facts' order, then the candidate documents.
+``cqr``
+    KG-CQR without an LLM (kgdb/retrieve/cqr.py): the facts whose triple text is nearest the
+    question (``kgdb index triples``), completed by beam-search paths, verbalised as the
+    query's context, and chunk vector search with the fused query vector (alpha = 0.7), each
+    chunk's document ranked at its best chunk. Its latency excludes embedding the context.
 
 Recall@k is the share of a question's supporting documents among its top-k documents,
 averaged over the questions.
@@ -30,7 +39,7 @@ import json
 import statistics
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +49,10 @@ from kgdb.documents.pipeline import DocumentOptions, gazetteer_for
 from kgdb.embed import Embedder
 from kgdb.engine import GraphStore
 from kgdb.errors import LoadError
+from kgdb.retrieve.cqr import CqrSettings
 
-MODES = ("vector", "entities", "hybrid", "kgr-onehop", "kgr-attentive", "kgr-multihop")
+MODES = ("vector", "entities", "hybrid", "kgr-onehop", "kgr-attentive", "kgr-multihop",
+         "hig-onehop", "hig-attentive", "hig-multihop", "cqr")
 KGR_N = 3
 KGR_LAMBDA = 0.1
 RRF_K = 60
@@ -104,6 +115,8 @@ class Ranker:
     gazetteer: Gazetteer | None = None
     kgr_n: int = KGR_N
     kgr_lambda: float = KGR_LAMBDA
+    cqr_settings: CqrSettings = field(default_factory=CqrSettings)
+    fact_types: list[str] | None = None
 
     def collaboration(self, vector: Sequence[float], mode: str) -> list[str]:
         """KG-Retriever's candidate documents for ``mode`` (see the module docstring)."""
@@ -130,6 +143,30 @@ class Ranker:
         ranked = sorted(seeds, key=lambda d: (-seeds[d], d))
         return ranked + sorted((d for d in others if d not in seeds),
                                key=lambda d: (-others[d], d))
+
+    def hig(self, vector: Sequence[float], mode: str) -> list[str]:
+        """KG-Retriever's documents with the KG level (see the module docstring)."""
+        from kgdb.retrieve.hig import HigSettings, retrieve_hig
+
+        documents, evidence = retrieve_hig(self.store, vector, HigSettings(
+            strategy=mode.removeprefix("hig-"), n=self.kgr_n, threshold=self.kgr_lambda,
+            passages=0))
+        from_facts = [c.split("#", 1)[0] for t in evidence.triples for c in t.chunks]
+        return list(dict.fromkeys([*from_facts, *(d for d, _ in documents)]))
+
+    def cqr(self, question: str, vector: Sequence[float]) -> tuple[list[str], float]:
+        """KG-CQR's documents (see the module docstring), and the ms spent embedding the
+        context."""
+        from kgdb.documents.ttr import indexed_types
+        from kgdb.retrieve.cqr import retrieve_cqr
+
+        if self.fact_types is None:
+            self.fact_types = indexed_types(self.store)
+        result = retrieve_cqr(self.store, self.embedder, question, vector,
+                              replace(self.cqr_settings, chunks=CHUNKS_PER_QUERY),
+                              types=self.fact_types)
+        return (list(dict.fromkeys(p.document for p in result.evidence.passages)),
+                result.evidence.timings.get("embed_context", 0.0))
 
     def vector(self, vector: Sequence[float]) -> list[str]:
         rows = self.store.run(cy.nearest_chunk_documents(self.store.dialect, vector,
@@ -164,6 +201,14 @@ class Ranker:
                 t = time.perf_counter()
                 out[mode] = self.collaboration(vector, mode)
                 timings[mode] = (time.perf_counter() - t) * 1000
+            if mode.startswith("hig-"):
+                t = time.perf_counter()
+                out[mode] = self.hig(vector, mode)
+                timings[mode] = (time.perf_counter() - t) * 1000
+        if "cqr" in modes:
+            t = time.perf_counter()
+            out["cqr"], embed_ms = self.cqr(question, vector)
+            timings["cqr"] = (time.perf_counter() - t) * 1000 - embed_ms
         if "entities" in modes or "hybrid" in modes:
             by_entities = self.entities(question, by_vector)
             t3 = time.perf_counter()
@@ -194,13 +239,15 @@ class RetrievalEval:
 
 def evaluate(store: GraphStore, embedder: Embedder, questions: Sequence[Question], *,
              ks: Sequence[int] = (2, 5, 10), modes: Sequence[str] = MODES,
-             kgr_n: int = KGR_N, kgr_lambda: float = KGR_LAMBDA) -> RetrievalEval:
+             kgr_n: int = KGR_N, kgr_lambda: float = KGR_LAMBDA,
+             cqr: CqrSettings | None = None) -> RetrievalEval:
     """Recall@k of supporting documents per mode (document ids; a title counts for the
     document whose id or title it is)."""
     unknown = [m for m in modes if m not in MODES]
     if unknown:
         raise LoadError(f"unknown retrieval mode {unknown[0]!r}; choose from {', '.join(MODES)}")
-    ranker = Ranker(store, embedder, kgr_n=kgr_n, kgr_lambda=kgr_lambda)
+    ranker = Ranker(store, embedder, kgr_n=kgr_n, kgr_lambda=kgr_lambda,
+                    cqr_settings=(cqr or CqrSettings()).check())
     hits: dict[str, dict[int, list[float]]] = {m: {k: [] for k in ks} for m in modes}
     times: dict[str, list[float]] = {}
     for q in questions:

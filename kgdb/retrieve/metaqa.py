@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import statistics
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -193,5 +193,49 @@ def evaluate(store: GraphStore, embedder: Embedder, questions: Iterable[Question
                         "retrieved": o.answers, "gsd": [round(g, 4) for g in o.gsds],
                         "topic_candidates": o.topic_candidates}
                        for o in outcomes if not o.hit_at_k],
+        }
+    return report
+
+
+BEAM_KS = (1, 3, 10)
+
+
+def evaluate_beam(store: GraphStore, embedder: Embedder, questions: Iterable[Question], *,
+                  ks: Sequence[int] = BEAM_KS, width: int = 3, direction: str = "both",
+                  warmup: int = 3) -> dict[str, Any]:
+    """KG-CQR's beam completion alone (kgdb/retrieve/beam.py): from each question's topic
+    entity, paths of as many facts as the question has hops, scored by the question text
+    only (its words, brackets removed, against the facts' triple texts); hits@k is whether a
+    gold answer is among the k best path ends. Per hop: hits@k and the beam's latency
+    (excluding the question's embedding)."""
+    from kgdb.retrieve.beam import beam_answers
+
+    questions = list(questions)
+    texts = [q.text.replace("[", "").replace("]", "") for q in questions]
+    vectors: Any = embedder.embed(texts) if texts else []
+    for q, v in list(zip(questions, vectors, strict=True))[:warmup]:
+        beam_answers(store, v, q.topic, width=width, max_length=q.hops, direction=direction)
+    by_hop: dict[int, list[tuple[Question, list[bool], float, list[str]]]] = {}
+    started = time.perf_counter()
+    for q, v in zip(questions, vectors, strict=True):
+        t = time.perf_counter()
+        answers = beam_answers(store, v, q.topic, width=width, max_length=q.hops,
+                               direction=direction)
+        ms = (time.perf_counter() - t) * 1000
+        hits = [answer_matches(a.name, q.answers) for a in answers]
+        by_hop.setdefault(q.hops, []).append((q, hits, ms, [a.name for a in answers[:3]]))
+    report: dict[str, Any] = {"questions": len(questions), "k": list(ks), "width": width,
+                              "direction": direction,
+                              "seconds": round(time.perf_counter() - started, 2), "hops": {}}
+    for hop, rows in sorted(by_hop.items()):
+        n = len(rows)
+        report["hops"][f"{hop}-hop"] = {
+            "questions": n,
+            **{f"hits@{k}": round(sum(any(h[:k]) for _, h, _, _ in rows) / n, 4) for k in ks},
+            "answers_per_question": round(statistics.fmean(len(h) for _, h, _, _ in rows), 2),
+            "latency_ms": percentiles([ms for _, _, ms, _ in rows]),
+            "misses": [{"line": q.line, "question": q.text, "gold": sorted(q.answers)[:5],
+                        "retrieved": names} for q, h, _, names in rows if not any(h[:ks[-1]])
+                       ][:20],
         }
     return report

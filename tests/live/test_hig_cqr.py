@@ -1,0 +1,179 @@
+"""KG-Retriever's retrieval on the hierarchical index graph (``--solver hig``) and KG-CQR's
+contextual query retrieval (``--solver cqr``, mode ``cqr``) on both engines: the entity-level
+statement equals a reference computed from the stored graph, the LLM steps run against the
+scripted OpenAI-compatible server (realistic, malformed, slow and 429 replies), and the
+evaluation modes run without an LLM."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from kgdb.cli import cli
+from kgdb.documents.knn import build_knn
+from kgdb.documents.pipeline import DocumentOptions, load_documents
+from kgdb.documents.ttr import index_triples
+from kgdb.retrieve.hig import HigSettings, candidate_documents, retrieve_hig
+
+pytestmark = pytest.mark.live
+
+CORPUS = [
+    {"title": "Kismet", "text": "Kismet is a 1944 film directed by William Dieterle. "
+                                "Marlene Dietrich and Ronald Colman star in it."},
+    {"title": "William Dieterle", "text": "William Dieterle was a German-born film director "
+                                          "who worked in Hollywood; he directed Kismet."},
+    {"title": "Marlene Dietrich", "text": "Marlene Dietrich was a German-born actress and "
+                                          "singer. She starred in Kismet and Blonde Venus."},
+    {"title": "Ronald Colman", "text": "Ronald Colman was an English actor. He starred in "
+                                       "Kismet and Lost Horizon."},
+    {"title": "Blonde Venus", "text": "Blonde Venus is a 1932 film starring Marlene Dietrich, "
+                                      "directed by Josef von Sternberg."},
+    {"title": "Josef von Sternberg", "text": "Josef von Sternberg was an Austrian-American "
+                                             "film director who directed Blonde Venus."},
+    {"title": "Lost Horizon", "text": "Lost Horizon is a 1937 film by Frank Capra starring "
+                                      "Ronald Colman."},
+    {"title": "Volcano", "text": "A volcano is a rupture in the crust of a planet through "
+                                 "which magma escapes."},
+    {"title": "Magma", "text": "Magma is molten rock beneath the surface; a volcano "
+                               "releases it."},
+]
+
+
+@pytest.fixture
+def hig_store(cli_store, embedder, tmp_path: Path) -> Any:
+    corpus = tmp_path / "films.json"
+    corpus.write_text(json.dumps(CORPUS), encoding="utf-8")
+    load_documents(cli_store, embedder, [corpus], options=DocumentOptions(
+        extract="gazetteer", title_entity=True, mention_facts=True), progress=False)
+    build_knn(cli_store, label="Document", k=2)
+    index_triples(cli_store, embedder, progress=False)
+    return cli_store
+
+
+def _vec(value: Any) -> np.ndarray:
+    v = np.asarray(value, dtype=np.float64)
+    return v / np.linalg.norm(v)
+
+
+def _reference(store: Any, vector: np.ndarray, settings: HigSettings
+               ) -> list[tuple[str, str, str, float]]:
+    """KG-level retrieval from the stored graph, in Python."""
+    documents = dict(candidate_documents(store, vector, settings))
+    rows = store.run("MATCH (d:Document)-[:hasChunk]->(:Chunk)<-[:supporting_chunks]-(e:Entity) "
+                     "RETURN d.id AS d, e.id AS e, e.embedding AS v").records()
+    scores: dict[str, float] = {}
+    for r in rows:
+        if r["d"] in documents:
+            s = documents[r["d"]] * float(np.dot(_vec(r["v"]), vector))
+            scores[r["e"]] = max(scores.get(r["e"], -9.0), s)
+    kept = {e: s for e, s in scores.items() if s > settings.threshold}
+    facts = store.run("MATCH (h:Entity)-[r]->(t:Entity) WHERE r.ttr IS NOT NULL "
+                      "RETURN h.id AS h, type(r) AS type, t.id AS t").records()
+    out = []
+    for f in facts:
+        s = max(kept.get(f["h"], -9.0), kept.get(f["t"], -9.0))
+        if s > -9.0:
+            out.append((f["h"], f["type"], f["t"], s))
+    out.sort(key=lambda x: (-x[3], x[0], x[1], x[2]))
+    return out[:settings.t]
+
+
+@pytest.mark.parametrize("strategy", ["onehop", "attentive", "multihop"])
+def test_entity_level_retrieval_equals_the_reference(hig_store, embedder, strategy: str
+                                                     ) -> None:
+    for question in ("Who directed Kismet?", "Which films did Marlene Dietrich star in?",
+                     "What does a volcano release?"):
+        vector = embedder.embed([question])[0]
+        for n, t, lam in ((1, 30, 0.1), (2, 3, 0.0), (3, 30, 0.3)):
+            settings = HigSettings(strategy=strategy, n=n, t=t, threshold=lam)
+            documents, evidence = retrieve_hig(hig_store, vector, settings)
+            assert len(documents) >= n
+            expected = _reference(hig_store, vector, settings)
+            got = [(x.head_id, x.type, x.tail_id, x.score) for x in evidence.triples]
+            assert [g[:3] for g in got] == [e[:3] for e in expected], (question, n, t, lam)
+            assert all(abs(g[3] - e[3]) < 1e-4 for g, e in zip(got, expected, strict=True))
+            chunk_docs = {p.document for p in evidence.passages}
+            assert chunk_docs <= {c.split("#")[0] for x in evidence.triples for c in x.chunks}
+    vector = embedder.embed(["Who directed Kismet?"])[0]
+    _, evidence = retrieve_hig(hig_store, vector, HigSettings(strategy=strategy))
+    assert any(x.text == "Kismet mentions William Dieterle" for x in evidence.triples)
+
+
+def test_ask_hig_through_the_llm(hig_store, scripted_llm) -> None:
+    scripted_llm.push({"status": 429}, {"content": "William Dieterle", "delay": 0.3})
+    result = CliRunner().invoke(cli, ["ask", "Who directed Kismet?", "--solver", "hig",
+                                      "--strategy", "attentive", "--hig-n", "2", "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    assert out["answer"] == "William Dieterle" and out["solver"] == "hig"
+    assert out["documents"][0]["id"] == "Kismet"
+    prompt = scripted_llm.requests[-1]["messages"][0]["content"]
+    assert "Kismet mentions William Dieterle" in prompt and "Who directed Kismet?" in prompt
+    assert {"documents", "triples", "chunks", "answer"} <= set(out["timings_ms"])
+
+
+def test_ask_cqr_through_the_llm(hig_store, scripted_llm) -> None:
+    scripted_llm.push(
+        "Relevant passages: the first ones",                    # malformed: shown the error
+        "```json\n[0, 1]\n```",                                 # the filter keeps two facts
+        {"status": 429},
+        {"content": "Kismet (1944) was directed by William Dieterle.", "delay": 0.2},  # context
+        "William Dieterle")                                     # the answer
+    result = CliRunner().invoke(cli, ["ask", "Who directed Kismet?", "--solver", "cqr",
+                                      "--cqr-k", "4", "--chunks", "3", "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    assert out["answer"] == "William Dieterle"
+    assert len(out["extracted"]) == 4 and out["kept"] == 2
+    assert out["context"] == "Kismet (1944) was directed by William Dieterle."
+    assert len(out["passages"]) == 3 and out["passages"][0]["document"] in {
+        "Kismet", "William Dieterle"}
+    retry = scripted_llm.requests[1]["messages"]
+    assert "could not be used" in retry[-1]["content"]
+    assert "Who directed Kismet?" in scripted_llm.requests[-1]["messages"][0]["content"]
+
+
+def test_cqr_without_an_llm_and_the_evaluation_modes(hig_store, embedder,
+                                                     tmp_path: Path) -> None:
+    from kgdb.retrieve.cqr import CqrSettings, fuse, retrieve_cqr
+
+    vector = embedder.embed(["Who directed Kismet?"])[0]
+    result = retrieve_cqr(hig_store, embedder, "Who directed Kismet?", vector,
+                          CqrSettings(extract_k=3, chunks=4))
+    assert result.kept == result.extracted and len(result.extracted) == 3
+    assert result.context == ". ".join(t.text for t in result.evidence.triples) + "."
+    expected = fuse(vector, embedder.embed([result.context])[0], 0.7)
+    assert np.allclose(result.fused, expected)
+    assert abs(float(np.linalg.norm(result.fused)) - 1.0) < 1e-9
+    assert len(result.evidence.passages) == 4
+
+    questions = tmp_path / "q.jsonl"
+    questions.write_text("".join(json.dumps(q) + "\n" for q in [
+        {"question": "Who directed Kismet?", "supporting": ["Kismet", "William Dieterle"]},
+        {"question": "What does a volcano release?", "supporting": ["Volcano", "Magma"]}]),
+        encoding="utf-8")
+    run = CliRunner().invoke(cli, ["eval", "retrieval", "--questions", str(questions),
+                                   "--mode", "vector,kgr-onehop,kgr-attentive,kgr-multihop,cqr",
+                                   "--k", "2,5", "--json"])
+    assert run.exit_code == 0, run.output
+    report = json.loads(run.output)
+    assert set(report["recall"]) == {"vector", "kgr-onehop", "kgr-attentive", "kgr-multihop",
+                                     "cqr"}
+    assert report["recall"]["cqr"]["recall@5"] == 1.0
+    assert set(report["latency_ms"]) >= {"embed", "cqr", "kgr-onehop"}
+
+
+def test_bad_settings_and_no_triple_texts(cli_store, embedder, scripted_llm) -> None:
+    bad = CliRunner().invoke(cli, ["ask", "q", "--solver", "cqr", "--alpha", "2"])
+    assert bad.exit_code == 2 and "--alpha" in bad.output
+    from kgdb.retrieve.cqr import CqrError, CqrSettings, retrieve_cqr
+
+    with pytest.raises(CqrError, match="kgdb index triples first"):
+        retrieve_cqr(cli_store, embedder, "q", embedder.embed(["q"])[0], CqrSettings())
+    with pytest.raises(Exception, match="unknown KG-Retriever strategy 'twohop'"):
+        HigSettings(strategy="twohop").check()
