@@ -177,3 +177,19 @@ def test_bad_settings_and_no_triple_texts(cli_store, embedder, scripted_llm) -> 
         retrieve_cqr(cli_store, embedder, "q", embedder.embed(["q"])[0], CqrSettings())
     with pytest.raises(Exception, match="unknown KG-Retriever strategy 'twohop'"):
         HigSettings(strategy="twohop").check()
+
+
+def test_bench_retrieve_documents_reports_latency_per_mode(hig_store, tmp_path: Path) -> None:
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"question": "Who directed Kismet?",
+                                     "supporting": ["Kismet"]}) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["bench", "retrieve", "--documents", str(questions),
+                                      "--mode", "vector,kgr-attentive,hig-multihop,cqr",
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert set(report["latency_ms"]) == {"embed", "vector", "kgr-attentive", "hig-multihop",
+                                         "cqr"}
+    assert all(v["p50"] >= 0 and v["p90"] >= v["p50"] for v in report["latency_ms"].values())
+    missing = CliRunner().invoke(cli, ["bench", "retrieve"])
+    assert missing.exit_code == 2 and "give --questions (MetaQA) or --documents" in missing.output

@@ -156,3 +156,25 @@ def test_mention_facts_follow_their_documents(cli_store, embedder, tmp_path: Pat
     ("mentions", "mentions"), ("isPartOf", "is part of")])
 def test_relation_words(rel_type: str, words: str) -> None:
     assert verbalise("A", rel_type, "B") == f"A {words} B"
+
+
+def test_eval_beam_on_metaqa_style_questions(cli_store, tmp_path: Path) -> None:
+    """``kgdb eval beam``: from the topic entity, the ends of paths as long as the question's
+    hops, scored by the question against the triple texts."""
+    _load(tmp_path)
+    questions = tmp_path / "dev_2hop.tsv"
+    questions.write_text(
+        "who directed the films starring [Marlene Dietrich]\t"
+        "William Dieterle|Josef von Sternberg\tactor_to_movie_to_director\n"
+        "which year were the films directed by [Josef von Sternberg] released\t"
+        "1932\tdirector_to_movie_to_year\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["eval", "beam", "--questions", str(questions),
+                                      "--k", "1,3", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    row = report["hops"]["2-hop"]
+    assert row["questions"] == 2 and row["hits@3"] == 0.5  # no 1932 release year is stored
+    assert row["hits@1"] <= row["hits@3"] and row["latency_ms"]["p50"] > 0
+    assert report["hops"]["2-hop"]["misses"][0]["line"] == 2
+    bad = CliRunner().invoke(cli, ["eval", "beam", "--questions", str(questions), "--k", "x"])
+    assert bad.exit_code == 2 and "not a list of integers" in bad.output
