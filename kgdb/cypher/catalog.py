@@ -4,6 +4,11 @@ Nodes with an indexed vector are written only when new or changed: on FalkorDB 4
 update of such a node leaves a stale HNSW entry behind, and vector queries then return fewer
 distinct nodes (measured: k=16 returned 8 after one update of every node). So these MERGEs set
 everything ON CREATE and touch an existing node only when one of its values differs.
+
+An update removes the old vector before it sets the new one: FalkorDB 4.16.3 skips
+``SET n.v = vecf32(new)`` when the stored vector compares equal, and its vector equality
+compares truncated values, so a changed unit vector was silently kept (a renamed type kept
+its old embedding; tests/live/test_catalog_vectors.py).
 """
 
 from __future__ import annotations
@@ -32,7 +37,9 @@ def _merge_if_changed(d: Dialect, label: str, key: str, fields: list[str], rows:
         f"ON CREATE SET {assignments}, {embedding}\n"
         f"WITH {var}, row\n"
         f"WHERE {var}.embedding IS NULL OR {differs}\n"
-        f"SET {assignments}, {embedding}", {"rows": [dict(r) for r in rows]},
+        f"SET {assignments}\n"
+        f"REMOVE {var}.embedding\n"  # the module docstring
+        f"SET {embedding}", {"rows": [dict(r) for r in rows]},
         write=True, idempotent=True)
 
 
@@ -66,8 +73,9 @@ def merge_concepts(d: Dialect, concept_type: str,
         "WITH c, row\n"
         f"WHERE c.embedding IS NULL OR NOT c:{d.ident(concept_type)} "
         "OR coalesce(c.name, '') <> row.name\n"
-        f"SET c:{d.ident(concept_type)}, c.name = row.name, "
-        f"c.embedding = {d.vector_value('row.embedding')}",
+        f"SET c:{d.ident(concept_type)}, c.name = row.name\n"
+        "REMOVE c.embedding\n"  # the module docstring
+        f"SET c.embedding = {d.vector_value('row.embedding')}",
         {"rows": [{"id": i, "name": n, "embedding": v} for i, n, v in concepts]},
         write=True, idempotent=True)
 
