@@ -31,10 +31,15 @@ from kgdb.cypher import triples as cy
 from kgdb.dialects.base import IndexInfo
 from kgdb.embed import Embedder
 from kgdb.engine.base import GraphStore
+from kgdb.errors import KgdbError, did_you_mean
 from kgdb.schema.apply import await_indexes, execute_ddl
 
 BATCH = 1000
 """Facts written per statement."""
+
+
+class TtrError(KgdbError):
+    """Triple texts cannot be written as asked (an unknown relation type)."""
 
 
 def relation_words(rel_type: str) -> str:
@@ -77,6 +82,11 @@ def index_triples(store: GraphStore, embedder: Embedder, *, types: Sequence[str]
     report = TripleIndexReport()
     counts = {str(r["type"]): int(r["facts"])
               for r in store.run(cy.fact_types(store.dialect)).records()}
+    unknown = [t for t in types or () if t not in counts]
+    if unknown:
+        raise TtrError(f"no fact of relation type {unknown[0]!r} in {store.address}"
+                       f"{did_you_mean(unknown[0], list(counts))}"
+                       + (f"; its fact types: {', '.join(sorted(counts))}" if counts else ""))
     wanted = [t for t in counts if types is None or t in types]
     report.types = len(wanted)
     report.facts = sum(counts[t] for t in wanted)

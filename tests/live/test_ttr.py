@@ -178,3 +178,15 @@ def test_eval_beam_on_metaqa_style_questions(cli_store, tmp_path: Path) -> None:
     assert report["hops"]["2-hop"]["misses"][0]["line"] == 2
     bad = CliRunner().invoke(cli, ["eval", "beam", "--questions", str(questions), "--k", "x"])
     assert bad.exit_code == 2 and "not a list of integers" in bad.output
+
+
+def test_unknown_or_hostile_type_is_one_line(cli_store, tmp_path: Path) -> None:
+    _load(tmp_path)
+    for name in ("directed_bye", "x`]->() DELETE n //"):
+        result = CliRunner().invoke(cli, ["index", "triples", "--type", name])
+        assert result.exit_code == 1, result.output
+        assert f"no fact of relation type {name!r}" in result.output
+        assert "Traceback" not in result.output
+    assert "did you mean 'directed_by'" in CliRunner().invoke(
+        cli, ["index", "triples", "--type", "directed_bye"]).output
+    assert cli_store.run("MATCH ()-[r]->() RETURN count(r)").value() == 8
