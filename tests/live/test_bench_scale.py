@@ -1,0 +1,25 @@
+"""``kgdb bench scale`` end to end on a tiny size, on both engines: it generates, loads through
+the triples loader, measures and prints JSON (the numbers themselves are not asserted)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from kgdb.cli import cli
+
+pytestmark = pytest.mark.live
+
+
+def test_bench_scale_runs(cli_store) -> None:
+    result = CliRunner().invoke(cli, ["bench", "scale", "--entities", "400", "--queries", "2",
+                                      "--kn", "4,16", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output[result.output.index("{"):])
+    assert report["entities"] > 300 and report["triples"] == report["facts"]
+    assert report["engine"] == cli_store.dialect.NAME
+    assert set(report["retrieval_excluding_embedding"]) == {
+        f"{h}-hop k(n)={k}" for h in (1, 2, 3) for k in (4, 16)}
+    assert all(v["queries"] == 2 for v in report["retrieval_excluding_embedding"].values())
