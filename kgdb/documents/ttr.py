@@ -163,36 +163,3 @@ def indexed_types(store: GraphStore) -> list[str]:
     return sorted({i.label for i in store.indexes()
                    if i.kind == "vector" and i.entity == "relationship"
                    and i.properties == (cy.EMBEDDING,)})
-
-
-@dataclass(frozen=True)
-class Fact:
-    head_id: str
-    type: str
-    tail_id: str
-    head: str
-    tail: str
-    text: str
-    cosine: float
-    chunks: tuple[str, ...] = ()
-
-    @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.head_id, self.type, self.tail_id)
-
-
-def nearest_facts(store: GraphStore, vector: Sequence[float], k: int,
-                  types: Sequence[str] | None = None) -> list[Fact]:
-    """The ``k`` facts whose TTR is most similar to ``vector`` over every indexed type (or
-    ``types``), by exact cosine, ties by head id, type, tail id."""
-    rel_types = indexed_types(store) if types is None else list(types)
-    if not rel_types or k < 1:
-        return []
-    found: dict[tuple[str, str, str], Fact] = {}
-    rows = store.run(cy.nearest_facts(store.dialect, rel_types, vector, k)).records()
-    for r in rows:
-        fact = Fact(str(r["h"]), str(r["type"]), str(r["t"]), str(r["head"] or ""),
-                    str(r["tail"] or ""), str(r["ttr"] or ""), float(r["cosine"]),
-                    tuple(str(c) for c in (r["chunks"] or ())))
-        found.setdefault(fact.key, fact)
-    return sorted(found.values(), key=lambda f: (-f.cosine, f.key))[:k]

@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 
 from kgdb.cypher import documents as cy
-from kgdb.documents.ttr import indexed_types, nearest_facts, verbalise
+from kgdb.cypher import triples as cy_triples
+from kgdb.documents.ttr import indexed_types, verbalise
 from kgdb.embed import Embedder
 from kgdb.engine import GraphStore
 from kgdb.errors import KgdbError
@@ -189,10 +190,7 @@ def retrieve_cqr(store: GraphStore, embedder: Embedder, question: str,
     if not rel_types:
         raise CqrError(f"no fact in {store.address} has a triple text representation: run "
                        "kgdb index triples first")
-    facts = nearest_facts(store, vector, settings.extract_k, rel_types)
-    result = CqrResult(extracted=[
-        Triple(f.head_id, f.type, f.tail_id, f.head, f.tail, f.text, f.cosine, f.chunks)
-        for f in facts])
+    result = CqrResult(extracted=nearest_facts(store, vector, settings.extract_k, rel_types))
     timings["extract"] = _lap(t)
     t = time.perf_counter()
     result.kept = (llm_filter(client, question, result.extracted) if client is not None
@@ -228,6 +226,18 @@ def retrieve_cqr(store: GraphStore, embedder: Embedder, question: str,
                   for r in rows if str(r["chunk"]) in texts],
         timings={**timings, "chunks": _lap(t)})
     return result
+
+
+def nearest_facts(store: GraphStore, vector: Sequence[float], k: int,
+                  types: Sequence[str] | None = None) -> list[Triple]:
+    """Equation 6: the ``k`` facts whose TTR is most similar to ``vector`` over every indexed
+    type (or ``types``), by exact cosine (the score), ties by head id, type, tail id."""
+    rel_types = indexed_types(store) if types is None else list(types)
+    if not rel_types or k < 1:
+        return []
+    rows = store.run(cy_triples.nearest_facts(store.dialect, rel_types, vector, k)).records()
+    found = {t.key: t for t in reversed([Triple.from_row(r, "cosine") for r in rows])}
+    return sorted(found.values(), key=lambda t: (-t.score, t.key))[:k]
 
 
 def _lap(start: float) -> float:

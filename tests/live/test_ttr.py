@@ -15,7 +15,8 @@ from click.testing import CliRunner
 
 from kgdb.cli import cli
 from kgdb.documents.pipeline import DocumentOptions, delete_documents, load_documents
-from kgdb.documents.ttr import index_triples, indexed_types, nearest_facts, verbalise
+from kgdb.documents.ttr import index_triples, indexed_types, verbalise
+from kgdb.retrieve.cqr import nearest_facts
 from kgdb.schema.apply import rebuild_vector_indexes
 
 pytestmark = pytest.mark.live
@@ -75,7 +76,7 @@ def test_texts_embeddings_indexes_and_search(cli_store, embedder, tmp_path: Path
         assert [f.key for f in got] == ranked[:k]
         for f in got:
             expected = float(np.dot(np.asarray(facts[f.key]["embedding"], dtype=np.float64), q))
-            assert abs(f.cosine - expected) < 1e-5
+            assert abs(f.score - expected) < 1e-5
     assert got[0].key == ("Kismet", "directed_by", "William Dieterle")
     assert nearest_facts(store, q, 5, types=["release_year"])[0].type == "release_year"
 
@@ -95,7 +96,7 @@ def test_renamed_entity_rewrites_only_its_facts(cli_store, embedder, tmp_path: P
     got = nearest_facts(store, q, 8)
     assert len({f.key for f in got}) == len(got) == 8  # no stale entry repeats a fact
     assert got[0].text == "Kismet (1944 film) directed by William Dieterle"
-    assert got[0].cosine > 0.999
+    assert got[0].score > 0.999
     # a rebuild of every vector index keeps the relationship indexes relationship indexes
     rebuilt = rebuild_vector_indexes(store)
     assert "-[:directed_by]-(embedding)" in rebuilt
