@@ -26,7 +26,6 @@ the graph, at k(n) = 16, 256 and 2048 candidates per known node.
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import resource
 import statistics
@@ -192,7 +191,7 @@ def _server_memory_mb(settings: Settings) -> dict[str, Any]:
 
     from kgdb.config import kgdb_home
 
-    candidates = [Path(os.environ.get("KGDB_NEO4J_HOME", ".neo4j")) / "server.json"]
+    candidates = [Path(".neo4j") / "server.json"]  # `make neo4j`'s home
     if settings.embedded:
         candidates = list(kgdb_home().rglob("server.json"))
     for state in candidates:

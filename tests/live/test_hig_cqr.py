@@ -225,4 +225,9 @@ def test_musique_every_mode_without_an_llm(cli_store) -> None:
     assert result.exit_code == 0, result.output
     recall = json.loads(result.output)["recall"]
     got = {m: tuple(r[f"recall@{k}"] for k in (2, 5, 10)) for m, r in recall.items()}
-    assert got == MUSIQUE_RECALL
+    assert set(got) == set(MUSIQUE_RECALL)
+    for mode, expected in MUSIQUE_RECALL.items():
+        # within one question's share: float32 near-ties among chunks may order differently
+        # (seen once for cqr on Neo4j: recall@5 0.5975 against 0.5925)
+        assert all(abs(g - e) <= 0.011 for g, e in zip(got[mode], expected, strict=True)), \
+            (mode, got[mode], expected)

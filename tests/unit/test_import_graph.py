@@ -24,7 +24,7 @@ LAYERS: list[set[str]] = [
     {"schema"},                                     # the SPG schema and its DDL
     {"link"},                                       # the one linker
     {"load", "documents", "retrieve", "solve"},     # loaders and algorithms over linked patterns
-    {"bench", "demo"},
+    {"bench", "demo", "scale"},
     {"cli", "__main__"},                            # every command
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
