@@ -18,7 +18,7 @@ from kgdb.cli.context import Context, pass_context
 from kgdb.cli.output import emit_json, json_option
 from kgdb.dsl.pattern import pattern_triples
 from kgdb.errors import KgdbError
-from kgdb.retrieve.simgrag import DISTINCT, ENGINES, Retrieval, describe, search
+from kgdb.retrieve.simgrag import DISTINCT, ENGINES, Retrieval, describe
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -165,101 +165,55 @@ def ask_command(question: str, solver: str, verify: bool, rounds: int, examples:
     (--solver simgrag), a logical-form plan run against the graph (--solver lf),
     KG-Retriever's documents and their entities' facts (--solver hig), or KG-CQR's
     contextual chunk retrieval (--solver cqr)."""
+    from pydantic import ValidationError
+
     from kgdb.llm import ChatClient
-    from kgdb.retrieve.simgrag_llm import generate_answer, load_examples, query_to_pattern
+    from kgdb.retrieve.ask import AskOptions, ask
 
-    if solver in ("hig", "cqr"):
-        if verify:
-            raise click.UsageError("--verify works with --solver simgrag")
-        if solver == "hig":
-            from kgdb.retrieve.hig import HigSettings
+    if verify and solver != "simgrag":
+        raise click.UsageError("--verify works with --solver simgrag")
+    if examples not in ("metaqa", "factkg"):  # a file of examples: loaded (and checked) here
+        from kgdb.retrieve.simgrag_llm import load_examples
 
-            settings: Any = HigSettings(strategy=strategy, n=hig_n, t=hig_t,
-                                        threshold=hig_lambda, passages=chunks).check()
-        else:
-            settings = _cqr_settings(cqr_k, beam_width, max_path, complete_k, alpha,
-                                     max(chunks, 1))
-        _ask_with_evidence(question, solver, settings, as_json)
+        load_examples(examples)
+    try:
+        options = AskOptions.model_validate({
+            "solver": solver, "k": k, "kn": k_nodes, "kr": k_relations, "kt": k_types,
+            "engine": engine, "distinct": distinct, "verify": verify, "rounds": rounds,
+            "strategy": strategy, "hig_n": hig_n, "hig_t": hig_t, "hig_lambda": hig_lambda,
+            "cqr_k": cqr_k, "beam_width": beam_width, "max_path": max_path,
+            "complete_k": complete_k, "alpha": alpha, "chunks": chunks,
+            **({"examples": examples} if examples in ("metaqa", "factkg") else {})})
+    except ValidationError as exc:
+        raise click.UsageError(_first_error(exc)) from None
+    opened, embedder = _open()
+    with opened as store:
+        answer = ask(store, embedder, ChatClient(), question, options,
+                     examples=None if examples in ("metaqa", "factkg") else examples)
+    if as_json:
+        emit_json(answer.to_json())
         return
-
     if solver == "lf":
-        if verify:
-            raise click.UsageError("--verify works with --solver simgrag")
-        from kgdb.solve.lf_solver import solve_lf
-
-        opened, embedder = _open()
-        with opened as store:
-            solved = solve_lf(question, store, embedder, ChatClient(), rounds)
-        if as_json:
-            emit_json(solved.to_json())
-        else:
-            click.echo(solved.render())
+        click.echo(answer.found.render())
         return
-
-    shots = load_examples(examples)
-    client = ChatClient()
-    pattern = query_to_pattern(client, question, shots)
-    opened, embedder = _open()
-    with opened as store:
-        result = search(store, embedder, pattern, k=k, k_nodes=k_nodes,
-                        k_relations=k_relations, k_types=k_types, engine=engine,
-                        distinct=distinct)
-    answer = generate_answer(client, question, result.subgraphs, shots, verify=verify)
-    if as_json:
-        payload = {"question": question, "solver": solver, "answer": answer.text,
-                   "pattern": pattern_triples(pattern), **result.to_json()}
-        if verify:
-            payload["verdict"] = answer.verdict
-        emit_json(payload)
-        return
-    click.echo(answer.text)
-    if verify:
+    click.echo(answer.answer)
+    if answer.verdict is not None:
         click.echo(f"\nverdict: {answer.verdict}")
-    click.echo("\npattern: " + ", ".join(f"({h!r}, {r!r}, {t!r})"
-                                         for h, r, t in pattern_triples(pattern)))
-    click.echo("\nevidence:")
-    _print_retrieval(result)
-
-
-def _ask_with_evidence(question: str, solver: str, settings: Any, as_json: bool) -> None:
-    """``--solver hig`` and ``--solver cqr``: retrieve the evidence, then the model answers."""
-    import time
-
-    from kgdb.llm import ChatClient
-    from kgdb.retrieve.context import answer_from
-
-    client = ChatClient()
-    opened, embedder = _open()
-    with opened as store:
-        t0 = time.perf_counter()
-        vector = embedder.embed([question])[0]
-        embed_ms = (time.perf_counter() - t0) * 1000
-        detail: dict[str, Any]
-        if solver == "hig":
-            from kgdb.retrieve.hig import retrieve_hig
-
-            documents, evidence = retrieve_hig(store, vector, settings)
-            detail = {"documents": [{"id": d, "weight": round(w, 6)} for d, w in documents]}
-        else:
-            from kgdb.retrieve.cqr import retrieve_cqr
-
-            result = retrieve_cqr(store, embedder, question, vector, settings, client)
-            evidence = result.evidence
-            detail = result.to_json()
-    t1 = time.perf_counter()
-    answer = answer_from(client, question, evidence)
-    timings = {"embed": embed_ms, **evidence.timings,
-               "answer": (time.perf_counter() - t1) * 1000}
-    if as_json:
-        emit_json({"question": question, "solver": solver, "answer": answer,
-                   "triples": [t.to_json() for t in evidence.triples],
-                   "passages": [p.to_json() for p in evidence.passages], **detail,
-                   "timings_ms": {k: round(v, 3) for k, v in timings.items()}})
+    if solver == "simgrag":
+        click.echo("\npattern: " + ", ".join(f"({h!r}, {r!r}, {t!r})"
+                                             for h, r, t in answer.detail["pattern"]))
+        click.echo("\nevidence:")
+        _print_retrieval(answer.found)
         return
-    click.echo(answer)
     click.echo("\nevidence:")
-    for line in evidence.lines():
+    for line in answer.found.lines():
         click.echo(f"  {line[:300]}")
+
+
+def _first_error(exc: Any) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(p) for p in error["loc"])
+    return f"{where}: {error['msg']}"
 
 
 @click.group("eval")

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import abc
+import copy
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 from kgdb.dialects.base import Dialect, IndexInfo, Plugin
-from kgdb.errors import EngineUnavailableError
+from kgdb.errors import EngineUnavailableError, ReadOnlyViolationError
 from kgdb.statement import EngineCommand, Operation, Statement
 from kgdb.text import check_statement
 
@@ -75,6 +76,37 @@ class GraphStore(abc.ABC):
     TRANSACTIONS: ClassVar[bool] = False
     """Whether :meth:`run_unit` runs its statements in one transaction (all or nothing)."""
 
+    timeout_s: float = 300.0
+    """Seconds a statement may run (``KGDB_TIMEOUT``)."""
+    read_only: bool = False
+    """Refuse every write (set on a :meth:`view`; reads also go through read-only calls)."""
+    tx_metadata: dict[str, Any] | None = None
+    """Transaction metadata sent with every statement where the engine records it (Neo4j's
+    ``SHOW TRANSACTIONS`` and query log)."""
+    observer: Callable[[Statement], None] | None = None
+    """Called with every statement before it runs (a view's record of what a request ran)."""
+
+    def view(self, *, read_only: bool = False, timeout_s: float | None = None,
+             metadata: dict[str, Any] | None = None,
+             observer: Callable[[Statement], None] | None = None) -> GraphStore:
+        """This store for one request: the same connection, with writes refused
+        (``read_only``), another statement timeout, transaction metadata and an observer of
+        the statements it runs. Close the store it came from, never the view."""
+        clone = copy.copy(self)
+        clone.read_only = read_only or self.read_only
+        if timeout_s is not None:
+            clone.timeout_s = timeout_s
+        clone.tx_metadata = metadata if metadata is not None else self.tx_metadata
+        clone.observer = observer
+        return clone
+
+    def _admit(self, statements: Iterable[Operation]) -> None:
+        for statement in statements:
+            if self.read_only and (not isinstance(statement, Statement) or statement.write):
+                raise ReadOnlyViolationError(f"{self.address} is read-only here: a write was refused")
+            if self.observer is not None and isinstance(statement, Statement):
+                self.observer(statement)
+
     @property
     @abc.abstractmethod
     def address(self) -> str:
@@ -118,6 +150,7 @@ class GraphStore(abc.ABC):
                                   statement.write if write is None else write,
                                   statement.idempotent)
         check_statement(statement.text, statement.params)  # the text contract, every engine
+        self._admit([statement])
         return self._run_checked(statement, timeout_s)
 
     def _run_checked(self, statement: Statement, timeout_s: float | None) -> Result:
@@ -132,11 +165,13 @@ class GraphStore(abc.ABC):
         its own."""
         for statement in statements:  # the text contract, every engine
             check_statement(statement.text, statement.params)
+        self._admit(statements)
         return self._run_unit(list(statements), timeout_s)
 
     def run_prepared_unit(self, statements: Sequence[Statement]) -> list[Result]:
         """:meth:`run_unit` for statements that :meth:`prepare` returned (already checked
         against the text contract; a writer thread only sends them)."""
+        self._admit(statements)
         return self._run_unit(list(statements), None)
 
     def _run_unit(self, statements: list[Statement], timeout_s: float | None) -> list[Result]:
@@ -155,6 +190,7 @@ class GraphStore(abc.ABC):
     def execute(self, operation: Operation) -> Any:
         if isinstance(operation, EngineCommand):
             check_statement(" ".join(a for a in operation.args if isinstance(a, str)), {})
+            self._admit([operation])
             return self._with_retries(lambda: self._command(operation), True)
         return self.run(operation)
 

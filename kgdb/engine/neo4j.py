@@ -137,15 +137,15 @@ class Neo4jStore(GraphStore):
         with (self._translated_errors(retry_safe),
               self._driver.session(database=self.database, default_access_mode=mode) as s):
             if retry_safe:
-                managed = neo4j.unit_of_work(timeout=timeout)(work)
+                managed = neo4j.unit_of_work(timeout=timeout, metadata=self.tx_metadata)(work)
                 results = (s.execute_write(managed) if writes else s.execute_read(managed))
                 if attempts > 1:
                     results[-1].stats["attempts"] = attempts
                 return results
             if len(statements) == 1:  # auto-commit: run once, never retried
-                query = neo4j.Query(statements[0].text, timeout=timeout)
+                query = neo4j.Query(statements[0].text, timeout=timeout, metadata=self.tx_metadata)
                 return [_result(s.run(query, params[0]))]
-            with s.begin_transaction(timeout=timeout) as tx:
+            with s.begin_transaction(timeout=timeout, metadata=self.tx_metadata) as tx:
                 results = work(tx)
                 tx.commit()
                 return results

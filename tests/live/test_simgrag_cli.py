@@ -139,7 +139,7 @@ def test_ask_json_and_engines(graph, scripted_llm, kgdb):
         assert data["subgraphs"][0]["triples"] == [["Tokyo Godfathers", "directed_by",
                                                    "Satoshi Kon"]]
         assert data["statements"] and all("cypher" in s for s in data["statements"])
-        assert set(data["timings_ms"]) == {"embed", "vector", "match"}
+        assert {"embed", "vector", "match", "pattern", "answer"} == set(data["timings_ms"])
 
 
 def test_ask_verify(graph, scripted_llm, kgdb):
