@@ -42,6 +42,8 @@ class EngineCommand:
     name: str
     args: tuple[Any, ...] = ()
     description: str = ""
+    write: bool = True
+    """False for a command that only reads (a read-only store view runs only those)."""
 
 
 Operation = Statement | EngineCommand

@@ -4,6 +4,7 @@ graph per test, the real MiniLM embedder (cached), and the scripted OpenAI-compa
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import sys
 import tempfile
@@ -14,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from kgdb.engine.process import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -157,6 +160,16 @@ _NEO4J_HOME = _HOME / "neo4j"
 _neo4j_start: dict[str, Any] = {}
 
 
+def neo4j_service() -> dict[str, Any] | None:
+    """The kgdb serve port and token the session's Maven-started Neo4j was configured with
+    (apoc.static.kgdb.*); None for a Neo4j kgdb did not start."""
+    return _neo4j_start.get("service")
+
+
+def neo4j_home() -> Path:
+    return _NEO4J_HOME
+
+
 def _maven_neo4j_possible() -> bool:
     return bool(shutil.which("java") and shutil.which("mvn"))
 
@@ -166,6 +179,11 @@ def _start_maven_neo4j() -> None:
 
     try:
         server = LocalNeo4j(_NEO4J_HOME)
+        # custom.kgdb.ask and embed call kgdb serve at a URL APOC reads from apoc.conf at
+        # start: a port and token reserved for the session (tests/live/test_procedures_neo4j)
+        service = {"port": free_port(), "token": "kgdb_" + secrets.token_urlsafe(24)}
+        server.configure_service(f"http://127.0.0.1:{service['port']}", service["token"])
+        _neo4j_start["service"] = service
         _neo4j_start["settings"] = server.settings(server.ensure_started())
     except Exception as exc:  # reported by the fixture
         _neo4j_start["error"] = exc

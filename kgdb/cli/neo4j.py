@@ -46,12 +46,28 @@ def _echo_settings(settings: dict[str, str], as_json: bool) -> None:
 @home_option
 @click.option("--port", type=click.IntRange(1, 65535), default=None,
               help="Bolt port on 127.0.0.1 (default: a free one).")
+@click.option("--service-url", default=None,
+              help="The kgdb serve URL that custom.kgdb.ask/embed call (apoc.static.kgdb.url).")
+@click.option("--service-token-file", type=click.Path(exists=True, dir_okay=False,
+                                                       path_type=Path), default=None,
+              help="A file holding the token those calls send (apoc.static.kgdb.token).")
 @json_option
 @pass_context
-def neo4j_start(ctx: Context, home: Path | None, port: int | None, as_json: bool) -> None:
+def neo4j_start(ctx: Context, home: Path | None, port: int | None, service_url: str | None,
+                service_token_file: Path | None, as_json: bool) -> None:
     """Start it (or find it running) and print KGDB_URI, NEO4J_USERNAME and NEO4J_PASSWORD,
     one NAME=value per line: eval "$(kgdb neo4j start)"."""
+    from kgdb.errors import ConfigError
+
     server = _local_neo4j(ctx, home)
+    if (service_url is None) != (service_token_file is None):
+        raise click.UsageError("give --service-url and --service-token-file together")
+    if service_url and service_token_file:
+        changed = server.configure_service(service_url,
+                                           service_token_file.read_text().strip())
+        if changed and server.status() is not None:
+            raise ConfigError("Neo4j is running with other service settings: restart it "
+                              "(kgdb neo4j stop, then start) so that APOC reads them")
     _echo_settings(server.settings(server.ensure_started(port)), as_json)
 
 
@@ -74,7 +90,7 @@ def neo4j_status(ctx: Context, home: Path | None, as_json: bool) -> None:
     state = server.status()
     info: dict[str, Any] = {"running": state is not None, "home": str(server.home)}
     if state:
-        info.update(pid=state.pid, uri=state.uri)
+        info.update(pid=state.pid, uri=state.uri, http=state.http_url)
     if as_json:
         emit_json(info)
     elif state:

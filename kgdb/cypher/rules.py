@@ -252,21 +252,33 @@ def count_conclusions(dialect: Dialect, label: str, predicate: str = "belongTo")
 
 
 # ====================================================================== ask time
-def evaluate_facts(dialect: Dialect, rules: RuleSet) -> Statement:
+def evaluate_facts(dialect: Dialect, rules: RuleSet, *, detail: bool = False) -> Statement:
     """A read-only statement judging ``$facts`` (a map of property values): one row per
-    conclusion, in dependency order, with the concept's id. Nothing is written."""
+    conclusion, in dependency order, with the concept's id. Nothing is written. With
+    ``detail`` the rows also carry the concept's ``type`` and ``name``, the ``predicate``
+    and the ``rule`` text (what ``custom.kgdb.rules.<name>`` returns)."""
     pool = ParamPool()
     compiler = ConditionCompiler(dialect, rules, pool)
     entries = []
     for i, rule in enumerate(rules.rules):
         concept = pool.add(rule.concept.id, name=f"concept_{i}")
-        entries.append(f"  {{concept: {concept}, holds: {compiler.holds(rule)}}}")
+        extra = ""
+        if detail:
+            extra = "".join(
+                f"{key}: {pool.add(value, name=f'{key}_{i}')}, " for key, value in (
+                    ("type", rule.concept.type), ("name", rule.concept.name),
+                    ("predicate", rule.predicate), ("rule", rule.text)))
+        entries.append(f"  {{concept: {concept}, {extra}holds: {compiler.holds(rule)}}}")
     body = ",\n".join(entries)
+    columns = "conclusion.concept AS concept"
+    if detail:
+        columns += (", conclusion.type AS type, conclusion.name AS name, "
+                    "conclusion.predicate AS predicate, conclusion.rule AS rule")
     text = (
         f"WITH $facts AS {INSTANCE}\n"
         f"UNWIND [\n{body}\n] AS conclusion\n"
         "WITH conclusion WHERE conclusion.holds\n"
-        "RETURN conclusion.concept AS concept"
+        f"RETURN {columns}"
     )
     return Statement(text, {**pool.params, "facts": {}})
 

@@ -97,6 +97,9 @@ class Dialect:
     VECTOR_VALUE: ClassVar[str] = "{}"
     """How a list parameter becomes a stored vector (FalkorDB needs ``vecf32(...)``)."""
 
+    STRING_UNICODE_ESCAPES: ClassVar[bool] = True
+    """Whether string literals read ``\\uXXXX`` escapes (kgdb.cypher.literals)."""
+
     FULLTEXT_SPECIAL: ClassVar[str] = ""
     """Characters of the full-text query language that are escaped in user text."""
 
@@ -115,6 +118,10 @@ class Dialect:
 
     PLUGINS: ClassVar[tuple[Plugin, ...]] = ()
     """Procedure libraries ``kgdb stats`` looks for."""
+
+    PROCEDURES: ClassVar[str] = ""
+    """How kgdb installs itself in the engine (``kgdb procedures``): ``apoc-custom`` (APOC
+    Extended custom procedures) or ``udf`` (a JavaScript UDF library); empty: not at all."""
 
     # ------------------------------------------------------------------ identifiers
     def ident(self, name: str) -> str:

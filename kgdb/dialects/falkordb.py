@@ -34,6 +34,10 @@ class FalkorDBDialect(Dialect):
     BACKTICK_IN_IDENTIFIERS: ClassVar[bool] = False
     """FalkorDB's parser rejects a doubled backtick inside a quoted name (checked on 4.16.3)."""
 
+    STRING_UNICODE_ESCAPES: ClassVar[bool] = False
+    """``'a\\u2028b'`` reads back as those six characters (4.16.3); \\n \\t \\r \\b \\f and
+    quotes are escapes, other control characters cannot be written at all."""
+
     VECTOR_VALUE: ClassVar[str] = "vecf32({})"
     """Vector indexes only see ``vecf32`` values (docs.falkordb.com, "Vector indexing")."""
 
@@ -67,6 +71,9 @@ class FalkorDBDialect(Dialect):
 
     EXISTENCE_CONSTRAINTS: ClassVar[bool] = True
     """``GRAPH.CONSTRAINT CREATE ... MANDATORY`` (same page); it needs no index."""
+
+    PROCEDURES: ClassVar[str] = "udf"
+    """A ``kgdb`` JavaScript library (``GRAPH.UDF LOAD``, FalkorDB 4.16+): functions, no I/O."""
 
     def score_to_l2(self, score: str) -> str:
         # db.idx.vector.queryNodes with similarityFunction 'euclidean' yields the L2 distance

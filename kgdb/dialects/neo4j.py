@@ -40,6 +40,10 @@ class Neo4jDialect(Dialect):
     )
     """APOC Core, APOC Extended and GDS: what kgdb's Neo4j extras build on."""
 
+    PROCEDURES: ClassVar[str] = "apoc-custom"
+    """``custom.kgdb.*`` through ``apoc.custom.installProcedure`` (APOC Extended; not on
+    Aura): Cypher bodies, stored in the system database."""
+
     def score_to_l2(self, score: str) -> str:
         # Neo4j's euclidean vector score is 1 / (1 + d^2) (vector-indexes page, "similarity
         # functions"), so d = sqrt(1/score - 1).

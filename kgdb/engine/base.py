@@ -102,7 +102,7 @@ class GraphStore(abc.ABC):
 
     def _admit(self, statements: Iterable[Operation]) -> None:
         for statement in statements:
-            if self.read_only and (not isinstance(statement, Statement) or statement.write):
+            if self.read_only and statement.write:
                 raise ReadOnlyViolationError(f"{self.address} is read-only here: a write was refused")
             if self.observer is not None and isinstance(statement, Statement):
                 self.observer(statement)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import datetime as dt
 import re
 from collections.abc import Iterator
@@ -107,6 +108,13 @@ class Neo4jStore(GraphStore):
             raise EngineConnectionError(
                 f"Neo4j at {self.uri} has no database {database!r} (NEO4J_DATABASE){there}: "
                 "unset NEO4J_DATABASE or name an existing database") from None
+
+    def on_database(self, database: str) -> Neo4jStore:
+        """A view of this store on another database of the same server (``system`` for
+        administration); the same driver, so close this store, not the view."""
+        clone = copy.copy(self)
+        clone.database = database
+        return clone
 
     @property
     def address(self) -> str:

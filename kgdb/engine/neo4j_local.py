@@ -64,10 +64,16 @@ class LocalNeo4jState:
     port: int
     started_at: float
     start_seconds: float = 0.0
+    http_port: int = 0
+    """The HTTP port (Neo4j's Query API, ``/db/<database>/query/v2``); 0 when unknown."""
 
     @property
     def uri(self) -> str:
         return f"bolt://127.0.0.1:{self.port}"
+
+    @property
+    def http_url(self) -> str | None:
+        return f"http://127.0.0.1:{self.http_port}" if self.http_port else None
 
 
 class LocalNeo4j:
@@ -80,6 +86,27 @@ class LocalNeo4j:
         self.password_file = self.home / "password"
         self.lock_file = self.home / "lock"
         self.console_log = self.home / "logs" / "console.log"
+        self.service_file = self.home / "kgdb-service.conf"
+        """``apoc.static.kgdb.*`` lines (the kgdb service's URL and token) added to apoc.conf
+        at every start: :meth:`configure_service`."""
+
+    def configure_service(self, url: str, token: str) -> bool:
+        """Record the knowledge service that ``custom.kgdb.ask`` and ``custom.kgdb.embed``
+        call (read by APOC from apoc.conf at start: ``apoc.static.get('kgdb.url')``). Returns
+        whether it changed (a running server needs a restart to see it)."""
+        for name, value in (("url", url), ("token", token)):
+            if not value or any(ch in value for ch in "\r\n\\"):
+                raise EngineConnectionError(f"the kgdb service {name} must be one line "
+                                            "without backslashes")
+        text = f"apoc.static.kgdb.url={url}\napoc.static.kgdb.token={token}\n"
+        self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        old = self.service_file.read_text() if self.service_file.exists() else ""
+        if old == text:
+            return False
+        descriptor = os.open(self.service_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w") as out:
+            out.write(text)
+        return True
 
     # ------------------------------------------------------------------ public
     def ensure_started(self, port: int | None = None) -> LocalNeo4jState:
@@ -140,7 +167,8 @@ class LocalNeo4j:
         if port is not None and not port_free(port):
             raise EngineConnectionError(f"Neo4j: port 127.0.0.1:{port} is already in use")
         port = port or free_port()
-        self._prepare(plugin_cp, port)
+        http_port = free_port()
+        self._prepare(plugin_cp, port, http_port)
         if not (self.home / "data" / "dbms" / "auth.ini").exists() and not (
                 self.home / "data" / "databases" / "system").exists():
             self._set_initial_password(java, server_cp)
@@ -155,7 +183,7 @@ class LocalNeo4j:
             process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=console,
                                        stderr=subprocess.STDOUT, start_new_session=True,
                                        close_fds=True, cwd=self.home)
-        state = LocalNeo4jState(process.pid, port, time.time())
+        state = LocalNeo4jState(process.pid, port, time.time(), http_port=http_port)
         self._write_state(state)
         if not self._wait_ready(process, port, START_TIMEOUT_S):
             cause = self._console_cause(offset)
@@ -166,19 +194,25 @@ class LocalNeo4j:
             raise EngineConnectionError(
                 f"Neo4j failed to start on 127.0.0.1:{port}: {cause} (log: {self.console_log})")
         state = LocalNeo4jState(process.pid, port, state.started_at,
-                                round(time.monotonic() - began, 1))
+                                round(time.monotonic() - began, 1), http_port)
         self._write_state(state)
         log.info("started Neo4j on 127.0.0.1:%d in %.1f s", port, state.start_seconds)
         return state
 
-    def _prepare(self, plugin_cp: list[str], port: int) -> None:
+    def _prepare(self, plugin_cp: list[str], port: int, http_port: int) -> None:
         for sub in ("conf", "data", "logs", "plugins", "import", "run"):
             (self.home / sub).mkdir(parents=True, exist_ok=True, mode=0o700)
         os.chmod(self.home, 0o700)
         template = _data_file("neo4j.conf")
-        conf = template.format(home=self.home, bolt_port=port, pagecache=self.pagecache)
+        conf = template.format(home=self.home, bolt_port=port, http_port=http_port,
+                               pagecache=self.pagecache)
         (self.home / "conf" / "neo4j.conf").write_text(conf)
-        (self.home / "conf" / "apoc.conf").write_text(_data_file("apoc.conf"))
+        service = self.service_file.read_text() if self.service_file.exists() else ""
+        apoc_conf = self.home / "conf" / "apoc.conf"
+        descriptor = os.open(apoc_conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w") as out:  # it may hold the service token
+            out.write(_data_file("apoc.conf") + service)
+        os.chmod(apoc_conf, 0o600)
         plugins = self.home / "plugins"
         for old in plugins.iterdir():
             old.unlink()

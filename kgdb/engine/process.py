@@ -25,7 +25,10 @@ def free_port() -> int:
 
 
 def port_free(port: int) -> bool:
+    """Whether a server could listen on ``port`` now: SO_REUSEADDR, as servers set it, so
+    connections of a stopped server still in TIME_WAIT do not count."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind(("127.0.0.1", port))
         except OSError:

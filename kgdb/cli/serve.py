@@ -1,0 +1,226 @@
+"""``kgdb serve`` (the knowledge service), ``kgdb tokens`` (its bearer tokens) and
+``kgdb procedures`` (kgdb inside the database: Neo4j custom procedures, FalkorDB UDFs)."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kgdb.cli.context import Context, pass_context
+from kgdb.cli.output import emit_json, json_option
+from kgdb.errors import ConfigError
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def default_token_file(ctx: Context) -> Path:
+    return ctx.settings.home / "tokens.json"
+
+
+tokens_option = click.option(
+    "--tokens", "token_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    help="Bearer-token file (mode 0600); default $KGDB_HOME/tokens.json.")
+rules_option = click.option(
+    "--rules", "rule_specs", multiple=True, metavar="[NAME=]FILE",
+    help="A rule set to serve (procedure custom.kgdb.rules.NAME); NAME defaults to the file "
+         "name. Repeatable.")
+
+
+def read_rulesets(specs: tuple[str, ...]) -> dict[str, Any]:
+    from kgdb.cli.rules import read_rules
+
+    out: dict[str, Any] = {}
+    for spec in specs:
+        name, _, file = spec.rpartition("=")
+        path = Path(file)
+        name = name or path.stem
+        if name in out:
+            raise ConfigError(f"--rules: the name {name!r} is given twice")
+        out[name] = read_rules(path)
+    return out
+
+
+# ---------------------------------------------------------------------- kgdb serve
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on; another than loopback needs a token file.")
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535))
+@tokens_option
+@click.option("--allow-writes", is_flag=True,
+              help="Allow the write endpoints (rules apply) for tokens with the write scope.")
+@click.option("--timeout", "timeout_s", default=30.0, show_default=True,
+              type=click.FloatRange(0.1, 3600), help="Seconds each statement may run.")
+@click.option("--max-rows", default=1000, show_default=True, type=click.IntRange(1, 1_000_000),
+              help="Rows at most in a tabular result.")
+@rules_option
+@click.option("--print-openapi", is_flag=True, help="Print the OpenAPI document and exit.")
+@pass_context
+def serve_command(ctx: Context, host: str, port: int, token_path: Path | None,
+                  allow_writes: bool, timeout_s: float, max_rows: int,
+                  rule_specs: tuple[str, ...], print_openapi: bool) -> None:
+    """Run the knowledge service: HTTP endpoints for ask, retrieve, logical forms, rules,
+    embeddings (OpenAI-shaped), Dify retrieval and the relay of custom.kgdb.ask. Every request
+    needs a bearer token (kgdb tokens add) and names its graph (X-Kgdb-Graph)."""
+    from kgdb.serve.app import ServeConfig, create_app
+    from kgdb.serve.tokens import TokenFile
+
+    path = token_path or default_token_file(ctx)
+    if print_openapi:
+        app = create_app(ServeConfig(ctx.settings, TokenFile(path, [])))
+        click.echo(json.dumps(app.openapi(), indent=2))
+        return
+    if host not in LOOPBACK and not _is_loopback(host) and not path.exists():
+        raise ConfigError(f"kgdb serve --host {host}: listening beyond this machine needs a "
+                          f"token file ({path} is missing): create one with kgdb tokens add")
+    if not path.exists():
+        tokens = TokenFile(path, [])
+        secret = tokens.add("local", ("read", "write") if allow_writes else ("read",),
+                           ("*",))
+        click.echo(f"kgdb: created {path} with token 'local': {secret}", err=True)
+    tokens = TokenFile.load(path)
+    config = ServeConfig(ctx.settings, tokens, allow_writes=allow_writes, timeout_s=timeout_s,
+                         max_rows=max_rows, rulesets=read_rulesets(rule_specs))
+    import uvicorn
+
+    app = create_app(config)
+    click.echo(f"kgdb: serving {ctx.settings.uri or 'the embedded FalkorDB'} on "
+               f"http://{host}:{port} ({'writes allowed' if allow_writes else 'read-only'}; "
+               f"{len(tokens.tokens)} token(s) from {path})", err=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+# ---------------------------------------------------------------------- kgdb tokens
+@click.group("tokens")
+def tokens_group() -> None:
+    """Bearer tokens of kgdb serve: scopes (read, write) and the graphs each may use."""
+
+
+@tokens_group.command("add")
+@click.argument("name")
+@click.option("--scope", "scopes", multiple=True, type=click.Choice(["read", "write"]),
+              default=("read",), show_default=True, help="Repeatable.")
+@click.option("--graph", "graphs", multiple=True, required=True,
+              help="A graph (FalkorDB) or database (Neo4j) it may use; '*' for all. Repeatable.")
+@tokens_option
+@json_option
+@pass_context
+def tokens_add(ctx: Context, name: str, scopes: tuple[str, ...], graphs: tuple[str, ...],
+               token_path: Path | None, as_json: bool) -> None:
+    """Add token NAME and print its secret (shown once; the file keeps a digest)."""
+    from kgdb.serve.tokens import TokenFile
+
+    tokens = TokenFile.open_or_new(token_path or default_token_file(ctx))
+    secret = tokens.add(name, tuple(dict.fromkeys(scopes)), tuple(dict.fromkeys(graphs)))
+    if as_json:
+        emit_json({"name": name, "token": secret, "scopes": list(scopes),
+                   "graphs": list(graphs), "file": str(tokens.path)})
+    else:
+        click.echo(secret)
+
+
+@tokens_group.command("list")
+@tokens_option
+@json_option
+@pass_context
+def tokens_list(ctx: Context, token_path: Path | None, as_json: bool) -> None:
+    """The tokens: name, scopes, graphs (never the secrets)."""
+    from kgdb.serve.tokens import TokenFile
+
+    tokens = TokenFile.open_or_new(token_path or default_token_file(ctx))
+    rows = [{"name": t.name, "scopes": list(t.scopes), "graphs": list(t.graphs)}
+            for t in tokens.tokens]
+    if as_json:
+        emit_json(rows)
+        return
+    for row in rows:
+        click.echo(f"{row['name']}\t{','.join(row['scopes'])}\t{','.join(row['graphs'])}")
+
+
+@tokens_group.command("remove")
+@click.argument("name")
+@tokens_option
+@pass_context
+def tokens_remove(ctx: Context, name: str, token_path: Path | None) -> None:
+    """Remove token NAME (a running server reads the file at start: restart it)."""
+    from kgdb.serve.tokens import TokenFile
+
+    TokenFile.load(token_path or default_token_file(ctx)).remove(name)
+
+
+# ---------------------------------------------------------------------- kgdb procedures
+@click.group("procedures")
+def procedures_group() -> None:
+    """kgdb inside the database: custom.kgdb.* procedures on Neo4j (APOC Extended), the kgdb
+    UDF library on FalkorDB."""
+
+
+@procedures_group.command("install")
+@rules_option
+@click.option("--no-service", is_flag=True,
+              help="Neo4j: leave out what calls kgdb serve (embed, relations, chunks, ask, "
+                   "askEvidence).")
+@json_option
+@pass_context
+def procedures_install(ctx: Context, rule_specs: tuple[str, ...], no_service: bool,
+                       as_json: bool) -> None:
+    """Install (or update) kgdb's procedures and wait until they are callable."""
+    from kgdb.procedures import install
+
+    report = install(ctx.store, read_rulesets(rule_specs), service=not no_service)
+    if as_json:
+        emit_json(report)
+        return
+    for name in report.get("installed") or report.get("functions") or []:
+        click.echo(f"installed {name}")
+    for name in report.get("dropped", []):
+        click.echo(f"dropped {name}")
+
+
+@procedures_group.command("status")
+@rules_option
+@click.option("--no-service", is_flag=True, help="Compare without the service procedures.")
+@json_option
+@pass_context
+def procedures_status(ctx: Context, rule_specs: tuple[str, ...], no_service: bool,
+                      as_json: bool) -> None:
+    """What is installed, and what differs from what this kgdb would install."""
+    from kgdb.procedures import status
+
+    report = status(ctx.store, read_rulesets(rule_specs), service=not no_service)
+    if as_json:
+        emit_json(report)
+        return
+    for key in ("same", "changed", "missing", "extra"):
+        for name in report.get(key, []):
+            click.echo(f"{key}\t{name}")
+    if "up_to_date" in report:
+        click.echo("up to date" if report["up_to_date"] else "differs: run kgdb procedures "
+                                                             "install")
+    else:
+        click.echo(json.dumps(report, default=str))
+
+
+@procedures_group.command("drop")
+@json_option
+@pass_context
+def procedures_drop(ctx: Context, as_json: bool) -> None:
+    """Remove every kgdb procedure (or the UDF library) and its catalog records."""
+    from kgdb.procedures import drop
+
+    report = drop(ctx.store)
+    if as_json:
+        emit_json(report)
+        return
+    for name in report.get("dropped", []):
+        click.echo(f"dropped {name}")

@@ -1,0 +1,460 @@
+"""The knowledge service's HTTP API (FastAPI): ask, retrieve, logical forms, rules, embeddings,
+Dify's external-knowledge retrieval, and the relay endpoints the Cypher procedures call.
+
+Every request names its tenant (header ``X-Kgdb-Graph``: a FalkorDB graph or a Neo4j
+database; Dify's ``knowledge_id``), which its bearer token must allow; everything the request
+reads, including the context an answer is written from, comes from that tenant's store only.
+Statements run through a :meth:`~kgdb.engine.base.GraphStore.view` of the tenant's store:
+read-only unless the server allows writes and the token has the write scope, with the
+server's statement timeout and transaction metadata naming kgdb and the endpoint.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import logging
+from collections.abc import Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from typing import Annotated, Any, Literal
+
+from fastapi import Depends, FastAPI, Query, Request
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from kgdb import errors
+from kgdb.config import Settings
+from kgdb.dsl.rules_ast import RuleSet
+from kgdb.engine.base import GraphStore
+from kgdb.retrieve.ask import PASSAGE, Answer, AskOptions
+from kgdb.serve.tenants import LockedEmbedder, Tenants
+from kgdb.serve.tokens import Token, TokenFile
+
+log = logging.getLogger("kgdb.serve")
+
+GRAPH_HEADER = "X-Kgdb-Graph"
+MAX_QUESTION = 4000
+MAX_PROGRAM = 64_000
+MAX_TEXTS = 256
+
+
+@dataclass
+class ServeConfig:
+    """How the service runs (``kgdb serve`` options)."""
+
+    settings: Settings
+    tokens: TokenFile
+    allow_writes: bool = False
+    timeout_s: float = 30.0
+    """Seconds each statement may run (the engine stops it after that)."""
+    max_rows: int = 1000
+    """Rows at most in any tabular result (the rest are cut, ``truncated`` says so)."""
+    rulesets: dict[str, RuleSet] = field(default_factory=dict)
+    """Rule sets by name, compiled at start (``--rules``)."""
+
+
+class ServiceError(errors.KgdbError):
+    """A request the service refuses: ``status`` is its HTTP status."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+STATUS = [
+    (errors.ReadOnlyViolationError, 403),
+    (errors.QueryTimeoutError, 504),
+    (errors.EngineConnectionError, 503),
+    (errors.LlmError, 502),
+    (errors.EngineError, 502),
+    (errors.KgdbError, 400),
+]
+"""HTTP status of each kgdb error (first match): the request's fault is 400, the engine's or
+the model's 50x."""
+
+
+# ---------------------------------------------------------------------- request and response
+class AskRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    question: str = Field(..., min_length=1, max_length=MAX_QUESTION)
+    options: AskOptions = AskOptions()
+
+
+class LfRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    program: str = Field(..., min_length=1, max_length=MAX_PROGRAM,
+                         description="a logical form (kgdb's logical-form language)")
+    link: bool = Field(True, description="link names through the graph first")
+
+
+class RulesRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    ruleset: str | None = Field(None, max_length=200,
+                                description="a rule set the server loaded (--rules)")
+    rules: str | None = Field(None, max_length=MAX_PROGRAM,
+                              description="or the rules' text (kgdb's rule language)")
+    facts: dict[str, Any] = Field(default_factory=dict,
+                                  description="the instance's properties")
+
+
+class ApplyRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    ruleset: str = Field(..., max_length=200)
+    label: str | None = Field(None, max_length=200)
+
+
+class EmbeddingsRequest(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    input: str | list[str] = Field(...)
+    model: str = Field("kgdb", max_length=200)
+
+
+class DifyRetrievalSetting(BaseModel):
+    top_k: int = Field(..., ge=0, le=1000)
+    score_threshold: float = Field(0.0, ge=0.0, le=1.0)
+
+
+class DifyRequest(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    knowledge_id: str = Field(..., max_length=200)
+    query: str = Field(..., max_length=MAX_QUESTION)
+    retrieval_setting: DifyRetrievalSetting
+    metadata_condition: dict[str, Any] | None = None
+
+
+@dataclass
+class Call:
+    """One authorised request: its token, tenant, endpoint and store view."""
+
+    token: Token
+    graph: str
+    endpoint: str
+    store: GraphStore
+
+
+# ---------------------------------------------------------------------- authorisation
+def authorise(request: Request, write: bool, graph: str | None = None) -> Call:
+    """The request's token, checked against the tenant it names and the scope it needs; the
+    tenant's store as a view for this request."""
+    config: ServeConfig = request.app.state.config
+    tenants: Tenants = request.app.state.tenants
+    token = _token(config.tokens, request.headers.get("authorization"))
+    name = graph or request.headers.get(GRAPH_HEADER) or tenants.default
+    if not token.may_use(name):
+        raise ServiceError(403, f"token {token.name!r} may not use {name[:80]!r}")
+    if write and not config.allow_writes:
+        raise ServiceError(403, "this server is read-only (start it with --allow-writes)")
+    if write and "write" not in token.scopes:
+        raise ServiceError(403, f"token {token.name!r} has no write scope")
+    endpoint = request.url.path
+    store = tenants.store(name).view(
+        read_only=not write, timeout_s=config.timeout_s,
+        metadata={"app": "kgdb", "endpoint": endpoint, "token": token.name,
+                  "kgdb": version("kgdb")})
+    return Call(token, name, endpoint, store)
+
+
+def reader(request: Request) -> Call:
+    return authorise(request, False)
+
+
+def writer(request: Request) -> Call:
+    return authorise(request, True)
+
+
+Reader = Annotated[Call, Depends(reader)]
+Writer = Annotated[Call, Depends(writer)]
+Format = Annotated[Literal["json", "csv"], Query(description="json, or csv for the rows")]
+
+
+# ---------------------------------------------------------------------- the application
+def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) -> FastAPI:
+    """The service. ``embedder`` and ``llm`` default to the configured ones (loaded at first
+    use); tests pass their own."""
+    tenants = Tenants(config.settings)
+    state: dict[str, Any] = {"embedder": LockedEmbedder(embedder) if embedder else None,
+                             "llm": llm}
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> Any:
+        yield
+        tenants.close()
+
+    app = FastAPI(title="kgdb knowledge service", version=version("kgdb"), lifespan=lifespan,
+                  description=__doc__)
+    app.state.tenants = tenants
+    app.state.config = config
+
+    def get_embedder() -> Any:
+        if state["embedder"] is None:
+            from kgdb.embed import default_embedder
+
+            state["embedder"] = LockedEmbedder(default_embedder())
+        return state["embedder"]
+
+    def get_llm() -> Any:
+        if state["llm"] is None:
+            from kgdb.llm.client import ChatClient, LlmSettings
+
+            settings = LlmSettings.from_env()
+            if not settings.api_key and not settings.base_url:
+                raise ServiceError(503, "no LLM is configured on this server "
+                                        "(OPENAI_BASE_URL / OPENAI_API_KEY)")
+            state["llm"] = ChatClient(settings)
+        return state["llm"]
+
+    @app.exception_handler(errors.KgdbError)
+    async def kgdb_error(request: Request, exc: errors.KgdbError) -> JSONResponse:
+        status = exc.status if isinstance(exc, ServiceError) else next(
+            code for kind, code in STATUS if isinstance(exc, kind))
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+        if request.url.path == "/retrieval":  # Dify's error shape
+            code = {401: 1001, 403: 1002, 404: 2001}.get(status, 500)
+            return JSONResponse({"error_code": code, "error_msg": message}, status,
+                                headers=headers)
+        return JSONResponse({"error": {"status": status, "message": message}}, status,
+                            headers=headers)
+
+    @app.exception_handler(Exception)
+    async def internal_error(request: Request, exc: Exception) -> JSONResponse:
+        log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+        return JSONResponse({"error": {"status": 500, "message": "internal error (the "
+                                       "service's log has the details)"}}, 500)
+
+    # ------------------------------------------------------------------ endpoints
+    @app.get("/livez", tags=["service"])
+    def livez() -> dict[str, str]:
+        """Liveness for process managers; needs no token and says nothing about the data."""
+        return {"status": "ok"}
+
+    @app.get("/health", tags=["service"])
+    def health(call: Reader) -> dict[str, Any]:
+        """The engine, versions, the tenant's indexes and the installed procedures."""
+        from kgdb.procedures import procedure_status
+
+        store = call.store
+        indexes = [{"kind": i.kind, "entity": i.entity, "label": i.label,
+                    "properties": list(i.properties), "state": i.state, "name": i.name}
+                   for i in store.indexes()]
+        return {"status": "ok", "kgdb": version("kgdb"), "graph": call.graph,
+                "engine": store.server_info(), "plugins": store.plugins(),
+                "indexes": indexes, "procedures": procedure_status(store),
+                "writes": config.allow_writes, "rulesets": sorted(config.rulesets)}
+
+    @app.post("/ask", tags=["questions"])
+    def ask_endpoint(body: AskRequest, call: Reader, format: Format = "json") -> Any:
+        """Answer a question with a solver: the answer, its evidence, the Cypher, timings."""
+        from kgdb.retrieve.ask import ask
+
+        answer = ask(call.store, get_embedder(), get_llm(), body.question, body.options)
+        return _answer_response(answer, config.max_rows, format)
+
+    @app.post("/retrieve", tags=["questions"])
+    def retrieve_endpoint(body: AskRequest, call: Reader, format: Format = "json") -> Any:
+        """The evidence a solver finds, without an LLM answer (SimGRAG needs a pattern or an
+        LLM for it)."""
+        from kgdb.retrieve.ask import retrieve
+
+        llm = None if body.options.pattern is not None or body.options.solver != "simgrag" \
+            else get_llm()
+        answer = retrieve(call.store, get_embedder(), body.question, body.options, llm)
+        return _answer_response(answer, config.max_rows, format)
+
+    @app.post("/lf/run", tags=["programs"])
+    def lf_run(body: LfRequest, call: Reader, format: Format = "json") -> Any:
+        """Run a logical form: its outputs (rows), each step's Cypher and result."""
+        from kgdb.dsl.logical_form import parse_plan
+        from kgdb.solve.lf_compile import store_linker
+        from kgdb.solve.lf_run import Executor
+
+        plan = parse_plan(body.program, "<request>")
+        embedder = get_embedder()
+        executor = Executor(call.store, embedder=embedder,
+                            linker=store_linker(call.store, embedder) if body.link else None)
+        result = executor.run(plan)
+        rows = [{"output": alias, "rank": i, "value": text}
+                for alias, texts in result.output_texts().items()
+                for i, text in enumerate(texts, 1)]
+        return _rows_response({**result.to_json(), "rows": rows}, "rows", config.max_rows,
+                              format)
+
+    @app.post("/rules/eval", tags=["programs"])
+    def rules_eval(body: RulesRequest, call: Reader, format: Format = "json") -> Any:
+        """Judge the facts of one instance with a rule set, in the database; writes nothing."""
+        from kgdb.solve.rules_apply import ask
+
+        rules = _ruleset(config, body.ruleset, body.rules)
+        conclusions = ask(call.store, rules, body.facts)
+        rows = [{"concept": c.concept.id, "type": c.concept.type, "name": c.concept.name,
+                 "predicate": c.predicate, "rule": c.rule.text, "location": c.rule.location}
+                for c in conclusions]
+        return _rows_response({"facts": body.facts, "conclusions": rows}, "conclusions",
+                              config.max_rows, format)
+
+    @app.post("/rules/apply", tags=["programs"])
+    def rules_apply(body: ApplyRequest, call: Writer) -> dict[str, Any]:
+        """Materialise a loaded rule set's conclusions as belongTo edges (write scope, and a
+        server started with --allow-writes)."""
+        from kgdb.solve.rules_apply import apply_rules
+
+        if body.ruleset not in config.rulesets:
+            raise ServiceError(404, f"no rule set {body.ruleset[:80]!r} on this server")
+        report = apply_rules(call.store, config.rulesets[body.ruleset], label=body.label,
+                             ruleset=body.ruleset)
+        return {"ruleset": report.ruleset, "evaluated_at": report.evaluated_at,
+                "steps": [{"step": d, "rows": n} for d, n in report.steps],
+                "counts": report.counts}
+
+    @app.post("/v1/embeddings", tags=["models"])
+    def embeddings(body: EmbeddingsRequest, call: Reader) -> dict[str, Any]:
+        """OpenAI-shaped embeddings from kgdb's own model (the target of APOC's
+        ``apoc.ml.openai.embedding`` with ``endpoint`` set to this service's ``/v1``)."""
+        texts = [body.input] if isinstance(body.input, str) else body.input
+        if not texts or len(texts) > MAX_TEXTS:
+            raise ServiceError(400, f"give 1 to {MAX_TEXTS} texts")
+        if any(len(t) > MAX_PROGRAM for t in texts):
+            raise ServiceError(400, f"a text is longer than {MAX_PROGRAM} characters")
+        embedder = get_embedder()
+        vectors = embedder.embed(texts)
+        return {"object": "list", "model": embedder.model_id,
+                "data": [{"object": "embedding", "index": i,
+                          "embedding": [float(x) for x in v]} for i, v in enumerate(vectors)],
+                "usage": {"prompt_tokens": sum(len(t.split()) for t in texts),
+                          "total_tokens": sum(len(t.split()) for t in texts)}}
+
+    @app.post("/retrieval", tags=["dify"])
+    def dify_retrieval(body: DifyRequest, request: Request) -> dict[str, Any]:
+        """Dify's external-knowledge API: ``knowledge_id`` names the graph; records are the
+        nearest passages and triple texts, scored by cosine similarity."""
+        call = authorise(request, False, body.knowledge_id)
+        setting = body.retrieval_setting
+        return {"records": _dify_records(call.store, get_embedder(), body.query,
+                                         min(setting.top_k, config.max_rows),
+                                         setting.score_threshold)}
+
+    @app.get("/procedures", tags=["service"])
+    def procedures(call: Reader) -> dict[str, Any]:
+        """The tenant's installed kgdb procedures (Neo4j) or UDF library (FalkorDB)."""
+        from kgdb.procedures import procedure_status
+
+        return procedure_status(call.store)
+
+    @app.post("/relay/ask", tags=["relay"])
+    def relay_ask(body: AskRequest, call: Reader) -> list[dict[str, Any]]:
+        """For ``custom.kgdb.ask``: one flat row per answer (rank, answer, solver, evidence)."""
+        from kgdb.retrieve.ask import ask
+
+        answer = ask(call.store, get_embedder(), get_llm(), body.question, body.options)
+        evidence = "; ".join(f"{r.head} {r.relation} {r.tail}" if r.relation != PASSAGE
+                             else f"[{r.head}] {r.tail[:200]}"
+                             for r in answer.evidence[: config.max_rows])
+        return [{"rank": 1, "answer": answer.answer, "solver": answer.solver,
+                 "evidence": evidence}]
+
+    @app.post("/relay/ask-evidence", tags=["relay"])
+    def relay_evidence(body: AskRequest, call: Reader) -> list[dict[str, Any]]:
+        """For ``custom.kgdb.askEvidence``: the evidence rows, without an answer."""
+        from kgdb.retrieve.ask import retrieve
+
+        llm = None if body.options.pattern is not None or body.options.solver != "simgrag" \
+            else get_llm()
+        answer = retrieve(call.store, get_embedder(), body.question, body.options, llm)
+        return [row.to_json() for row in answer.evidence[: config.max_rows]]
+
+    return app
+
+
+# ---------------------------------------------------------------------- helpers
+def _token(tokens: TokenFile, header: str | None) -> Token:
+    if not header:
+        raise ServiceError(401, "a bearer token is required (Authorization: Bearer <token>)")
+    scheme, _, secret = header.partition(" ")
+    if scheme.lower() != "bearer" or not secret.strip():
+        raise ServiceError(401, "the Authorization header must be 'Bearer <token>'")
+    token = tokens.find(secret.strip())
+    if token is None:
+        raise ServiceError(401, "unknown token")
+    return token
+
+
+def _ruleset(config: ServeConfig, name: str | None, text: str | None) -> RuleSet:
+    if (name is None) == (text is None):
+        raise ServiceError(400, "give either ruleset (a name) or rules (the text)")
+    if name is not None:
+        if name not in config.rulesets:
+            raise ServiceError(404, f"no rule set {name[:80]!r} on this server"
+                                    f"{errors.did_you_mean(name, config.rulesets)}")
+        return config.rulesets[name]
+    from kgdb.dsl.rules_check import load_rules
+
+    assert text is not None
+    return load_rules(text, "<request>")
+
+
+def _answer_response(answer: Answer, max_rows: int, format: str) -> Any:
+    payload = answer.to_json()
+    return _rows_response(payload, "evidence", max_rows, format)
+
+
+def _rows_response(payload: dict[str, Any], key: str, max_rows: int, format: str) -> Any:
+    rows = payload[key]
+    if len(rows) > max_rows:
+        payload[key] = rows[:max_rows]
+        payload["truncated"] = True
+    if format == "csv":
+        return _csv(payload[key])
+    return payload
+
+
+def _csv(rows: Sequence[dict[str, Any]]) -> Response:
+    out = io.StringIO()
+    columns = list(dict.fromkeys(k for row in rows for k in row))
+    writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: _cell(v) for k, v in row.items()})
+    return PlainTextResponse(out.getvalue(), media_type="text/csv")
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value  # no formula runs when a spreadsheet opens the file
+    return value
+
+
+def _dify_records(store: GraphStore, embedder: Any, query: str, top_k: int,
+                  threshold: float) -> list[dict[str, Any]]:
+    from kgdb.cypher import documents as cy
+    from kgdb.documents.ttr import indexed_types
+    from kgdb.retrieve.cqr import nearest_facts
+
+    if top_k < 1 or not query.strip():
+        return []
+    vector = embedder.embed([query])[0]
+    records: list[dict[str, Any]] = []
+    if any(i.kind == "vector" and i.label == cy.CHUNK for i in store.indexes()):
+        rows = store.run(cy.nearest_chunk_documents(store.dialect, vector, top_k)).records()
+        ids = [str(r["chunk"]) for r in rows]
+        texts = {str(r["id"]): r for r in store.run(cy.chunks_by_id(ids)).records()} if ids \
+            else {}
+        for r in rows:
+            chunk = texts.get(str(r["chunk"]))
+            if chunk is not None:
+                similarity = 1.0 - float(r["distance"]) ** 2 / 2.0
+                records.append({"content": str(chunk["text"]), "score": similarity,
+                                "title": str(r["document"]),
+                                "metadata": {"chunk": str(r["chunk"]), "kind": "passage"}})
+    types = indexed_types(store)
+    for triple in nearest_facts(store, vector, top_k, types) if types else []:
+        records.append({"content": triple.text, "score": triple.score,
+                        "title": f"{triple.head} {triple.type} {triple.tail}",
+                        "metadata": {"head": triple.head_id, "relation": triple.type,
+                                     "tail": triple.tail_id, "kind": "fact"}})
+    kept = [r for r in records if r["score"] >= threshold]
+    kept.sort(key=lambda r: (-r["score"], r["title"], r["content"]))
+    for r in kept:
+        r["score"] = round(max(0.0, min(1.0, r["score"])), 6)
+    return kept[:top_k]

@@ -1,0 +1,215 @@
+"""A BI user's path on the Maven-started Neo4j: ``kgdb procedures install``, then plain Bolt
+sessions and Neo4j's HTTP Query API call ``custom.kgdb.*``; ``ask`` goes through the live
+relay to ``kgdb serve`` (on the port the server's apoc.conf names) and the scripted LLM;
+status, drop, hostile arguments, and the service surviving Neo4j restarting under it."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from kgdb.cli import cli
+from kgdb.cli.rules import read_rules
+from kgdb.config import Settings
+from kgdb.procedures import neo4j as procedures
+from kgdb.serve.app import ServeConfig, create_app
+from kgdb.serve.tokens import TokenFile
+from tests.conftest import engine_env, neo4j_home, neo4j_service
+from tests.live.test_serve import FILMS, PATTERN, _load
+from tests.support.hostile import CORPUS
+from tests.support.live_server import LiveServer
+
+pytestmark = [pytest.mark.live, pytest.mark.neo4j]
+
+ROOT = Path(__file__).resolve().parents[2]
+RULES = {"hypertension": read_rules(ROOT / "dsl" / "examples" / "hypertension.rules")}
+
+
+@pytest.fixture
+def relay(neo4j_store: Any, embedder: Any, tmp_path: Path,
+          monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """Films in Neo4j, kgdb serve on the session's configured port, procedures installed."""
+    service = neo4j_service()
+    if service is None:
+        pytest.skip("this Neo4j was not started by kgdb: its apoc.conf names no kgdb service")
+    for name, value in engine_env(neo4j_store).items():
+        monkeypatch.setenv(name, value)
+    _load(neo4j_store, embedder, FILMS, tmp_path, "films")
+    tokens = TokenFile(tmp_path / "tokens.json", [])
+    tokens.add("neo4j-relay", ("read",), ("neo4j",), secret=service["token"])
+    config = ServeConfig(Settings.from_env(), tokens, timeout_s=30, rulesets=RULES)
+    with LiveServer(create_app(config, embedder=embedder), port=service["port"]):
+        procedures.install(neo4j_store, RULES)
+        yield neo4j_store
+    procedures.drop(neo4j_store)
+
+
+_DRIVERS: dict[str, Any] = {}
+
+
+def _bolt(store: Any, text: str, **params: Any) -> list[dict[str, Any]]:
+    """As a BI tool would: its own driver, a plain session, the Cypher text."""
+    import neo4j
+
+    driver = _DRIVERS.get(store.uri)
+    if driver is None:
+        driver = _DRIVERS[store.uri] = neo4j.GraphDatabase.driver(
+            store.uri, auth=(store.username, store.password))
+    with driver.session(database="neo4j") as session:
+        return [r.data() for r in session.run(text, params)]
+
+
+def test_bi_calls_over_bolt(relay: Any, embedder: Any, scripted_llm: Any) -> None:
+    rows = _bolt(relay, "CALL custom.kgdb.entities('Kismit', 3) YIELD rank, id, name, score "
+                        "RETURN rank, id, name, score")
+    assert rows[0]["rank"] == 1 and rows[0]["name"] == "Kismet"
+    judged = _bolt(relay, "CALL custom.kgdb.rules.hypertension({SystolicPressure: 160, "
+                          "DiastolicPressure: 95}) YIELD name, type RETURN name, type")
+    assert [r["name"] for r in judged] == ["Grade 2 Hypertension", "Hypertension"]
+
+    vector = _bolt(relay, "RETURN custom.kgdb.embed('Kismet') AS v")[0]["v"]
+    assert np.allclose(vector, embedder.embed(["Kismet"])[0], atol=1e-6)
+    nearest = _bolt(relay, "CALL custom.kgdb.nearestEntities($v, 2)", v=vector)
+    assert nearest[0]["name"] == "Kismet" and nearest[0]["distance"] < 1e-3
+    relations = _bolt(relay, "CALL custom.kgdb.relations('directed by', 3)")
+    assert relations[0]["relation"] == "directed_by"
+
+    scripted_llm.push(json.dumps(PATTERN), "William Dieterle.")
+    started = time.perf_counter()
+    answered = _bolt(relay, "CALL custom.kgdb.ask('Who directed Kismet?') "
+                            "YIELD rank, answer, evidence RETURN rank, answer, evidence")
+    elapsed = time.perf_counter() - started
+    assert len(answered) == 1 and answered[0]["answer"] == "William Dieterle.", answered
+    assert answered[0]["evidence"].startswith("Kismet directed_by William Dieterle; ")
+    assert elapsed < 30
+    evidence = _bolt(relay, "CALL custom.kgdb.askEvidence('Who directed Kismet?', "
+                            "{pattern: [['Kismet', 'directed_by', 'UNKNOWN director 1']]})")
+    assert evidence[0]["head"] == "Kismet" and evidence[0]["tail"] == "William Dieterle"
+    bad = None
+    try:
+        _bolt(relay, "CALL custom.kgdb.askEvidence('q', {solver: 'nope'})")
+    except Exception as exc:  # the service's 422, relayed as a procedure failure
+        bad = str(exc)
+    assert bad is not None and "422" in bad
+
+
+def test_query_api(relay: Any) -> None:
+    from kgdb.engine.neo4j_local import LocalNeo4j
+
+    state = LocalNeo4j(neo4j_home()).status()
+    assert state is not None and state.http_url
+    credentials = base64.b64encode(f"{relay.username}:{relay.password}".encode()).decode()
+    request = urllib.request.Request(
+        f"{state.http_url}/db/neo4j/query/v2", method="POST",
+        data=json.dumps({"statement": "CALL custom.kgdb.rules.hypertension($facts) "
+                                      "YIELD name RETURN name",
+                         "parameters": {"facts": {"SystolicPressure": 160,
+                                                  "DiastolicPressure": 95}}}).encode(),
+        headers={"Content-Type": "application/json", "Accept": "application/json",
+                 "Authorization": f"Basic {credentials}"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        body = json.loads(response.read())
+    assert body["data"]["fields"] == ["name"]
+    assert body["data"]["values"] == [["Grade 2 Hypertension"], ["Hypertension"]]
+
+
+def test_status_catalog_and_drop(relay: Any) -> None:
+    report = procedures.status(relay, RULES)
+    assert report["up_to_date"] and not report["missing"] and not report["changed"]
+    names = {r["name"] for r in relay.run(
+        "MATCH (m:KgdbMeta) WHERE m.key STARTS WITH 'procedure/' RETURN m.name AS name"
+    ).records()}
+    assert "custom.kgdb.rules.hypertension" in names and "custom.kgdb.ask" in names
+    other = {"hypertension": read_rules(ROOT / "dsl" / "examples" / "cardio_risk.rules")}
+    changed = procedures.status(relay, other)
+    assert changed["changed"] == ["custom.kgdb.rules.hypertension"] and not changed["up_to_date"]
+    more = procedures.status(relay, {**RULES, "cardio": other["hypertension"]})
+    assert more["missing"] == ["custom.kgdb.rules.cardio"]
+    out = CliRunner().invoke(cli, ["procedures", "status", "--json", "--rules",
+                                   f"hypertension={ROOT / 'dsl/examples/hypertension.rules'}"])
+    assert out.exit_code == 0 and json.loads(out.output)["up_to_date"], out.output
+    dropped = procedures.drop(relay)
+    assert "custom.kgdb.ask" in dropped["dropped"]
+    assert procedures.status(relay)["installed"] == []
+    assert not relay.run("MATCH (m:KgdbMeta) WHERE m.key STARTS WITH 'procedure/' "
+                         "RETURN m").records()
+
+
+def test_hostile_arguments_are_values(relay: Any, scripted_llm: Any) -> None:
+    before = relay.run("MATCH (n) RETURN count(n) AS n").value(0)
+    for text in CORPUS.values():
+        text = text[:2000]
+        if "\x00" in text or any(0xD800 <= ord(c) <= 0xDFFF for c in text):
+            continue  # Bolt refuses these strings before Neo4j sees them
+        rows = _bolt(relay, "CALL custom.kgdb.entities($t, 3)", t=text)
+        assert all(r["rank"] >= 1 for r in rows)
+        rows = _bolt(relay, "CALL custom.kgdb.rules.hypertension($f)",
+                     f={text or "k": text, "SystolicPressure": 120})
+        assert rows == []
+        evidence = _bolt(relay, "CALL custom.kgdb.askEvidence($q, $o)", q=text or "?",
+                         o={"pattern": [[text or "x", "directed_by", "UNKNOWN 1"]]}) \
+            if text.strip() and len(text) < 1000 else []
+        assert all("rank" in r for r in evidence)
+    assert relay.run("MATCH (n) RETURN count(n) AS n").value(0) == before
+
+
+def test_install_errors_are_one_line(relay: Any) -> None:
+    relay.run("CALL apoc.static.set('kgdb.url', '')", write=True)  # as if apoc.conf had none
+    try:
+        with pytest.raises(procedures.ProcedureError, match="not configured"):
+            procedures.install(relay, RULES)
+        with pytest.raises(Exception, match="knowledge service is not configured"):
+            _bolt(relay, "CALL custom.kgdb.ask('Who directed Kismet?')")
+    finally:
+        service = neo4j_service()
+        assert service is not None
+        relay.run("CALL apoc.static.set('kgdb.url', $u)", {"u": f"http://127.0.0.1:"
+                                                                f"{service['port']}"},
+                  write=True)
+    with pytest.raises(Exception, match="cannot name a procedure"):
+        procedures.install(relay, {"a b": RULES["hypertension"]})
+
+
+def test_transaction_metadata_names_kgdb(neo4j_store: Any) -> None:
+    view = neo4j_store.view(metadata={"app": "kgdb", "endpoint": "/ask"})
+    row = view.run("CALL tx.getMetaData() YIELD metadata RETURN metadata").value(0)
+    assert row == {"app": "kgdb", "endpoint": "/ask"}
+    refused = neo4j_store.view(read_only=True)
+    from kgdb.errors import ReadOnlyViolationError
+
+    with pytest.raises(ReadOnlyViolationError):
+        refused.run("CREATE (:X)", write=True)
+
+
+def test_service_survives_neo4j_restarting(relay: Any) -> None:
+    """Stop and start the session's Neo4j (same port, same data) under the running service:
+    the relay answers again, and so does a service request."""
+    from kgdb.engine.neo4j_local import LocalNeo4j
+
+    server = LocalNeo4j(neo4j_home())
+    state = server.status()
+    assert state is not None
+    server.stop()
+    server.ensure_started(state.port)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            rows = _bolt(relay, "CALL custom.kgdb.entities('Kismet', 1)")
+            break
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1)
+    assert rows[0]["name"] == "Kismet"
+    evidence = _bolt(relay, "CALL custom.kgdb.askEvidence('Who directed Kismet?', "
+                            "{pattern: [['Kismet', 'directed_by', 'UNKNOWN director 1']]})")
+    assert evidence[0]["tail"] == "William Dieterle"
