@@ -58,17 +58,37 @@ def read_rulesets(specs: tuple[str, ...]) -> dict[str, Any]:
               help="Rows at most in a tabular result.")
 @rules_option
 @click.option("--print-openapi", is_flag=True, help="Print the OpenAPI document and exit.")
+@click.option("--mcp", "mcp_stdio", is_flag=True,
+              help="Serve MCP tools over stdio instead (agent hosts; the graph of --graph; "
+                   "read-only tools unless --allow-writes).")
 @pass_context
 def serve_command(ctx: Context, host: str, port: int, token_path: Path | None,
                   allow_writes: bool, timeout_s: float, max_rows: int,
-                  rule_specs: tuple[str, ...], print_openapi: bool) -> None:
+                  rule_specs: tuple[str, ...], print_openapi: bool, mcp_stdio: bool) -> None:
     """Run the knowledge service: HTTP endpoints for ask, retrieve, logical forms, rules,
     embeddings (OpenAI-shaped), Dify retrieval and the relay of custom.kgdb.ask. Every request
     needs a bearer token (kgdb tokens add) and names its graph (X-Kgdb-Graph)."""
-    from kgdb.serve.app import ServeConfig, create_app
+    try:
+        from kgdb.serve.app import ServeConfig, create_app
+    except ImportError as exc:
+        raise ConfigError(f"kgdb serve needs the serve extra ({exc.name} is missing): "
+                          "pip install 'kgdb[serve]'") from None
     from kgdb.serve.tokens import TokenFile
 
     path = token_path or default_token_file(ctx)
+    if mcp_stdio:
+        try:
+            from kgdb.serve.mcp import build_server
+
+            server = build_server(ServeConfig(ctx.settings, TokenFile(path, []),
+                                              allow_writes=allow_writes, timeout_s=timeout_s,
+                                              max_rows=max_rows,
+                                              rulesets=read_rulesets(rule_specs)))
+        except ImportError as exc:
+            raise ConfigError(f"kgdb serve --mcp needs the mcp package ({exc.name} is "
+                              "missing): pip install 'kgdb[serve]'") from None
+        server.run("stdio")
+        return
     if print_openapi:
         app = create_app(ServeConfig(ctx.settings, TokenFile(path, [])))
         click.echo(json.dumps(app.openapi(), indent=2))

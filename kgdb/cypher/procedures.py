@@ -33,6 +33,8 @@ META_LABEL = "KgdbMeta"
 META_PREFIX = "procedure/"
 """Catalog nodes ``(:KgdbMeta {key: 'procedure/<name>'})`` record what is installed."""
 MAX_TOP_K = 1000
+MAX_TEXT = 1000
+"""Longest text ``custom.kgdb.entities`` takes (each word becomes a fuzzy term)."""
 RULESET_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{1,62}$")
 """A rule set's procedure name part: ``custom.kgdb.rules.<name>`` (APOC wants at least two
 characters per name part)."""
@@ -98,6 +100,8 @@ def entities_by_text(d: Dialect) -> Procedure:
     index = d.string_literal(d.index_name(ENTITY, "text", "fulltext"))
     body = (
         _check_top_k()
+        + f"CALL apoc.util.validate($text IS NULL OR size($text) > {MAX_TEXT}, "
+        f"{literal(f'kgdb: text must be given, at most {MAX_TEXT} characters')}, [])\n"
         + f"WITH [w IN split(trim($text), ' ') WHERE w <> '' | "
         f"apoc.text.regreplace(w, {literal(LUCENE_SPECIAL)}, {literal(chr(92) * 2 + '$1')}) "
         "+ '~'] AS words\n"
@@ -236,7 +240,14 @@ def catalogue(d: Dialect, rulesets: dict[str, RuleSet], *, chunks: bool) -> list
 
 
 # ---------------------------------------------------------------------- administration
-def install(procedure: Procedure, database: str) -> Statement:
+def installed_description(procedure: Procedure, stamp: str) -> str:
+    """The description an install gives ``procedure``: its text, digest and the install's
+    ``stamp``, so that SHOW PROCEDURES tells this install's registration from a stale one
+    (a dropped procedure stays listed until restart, and fails when called)."""
+    return f"{procedure.description} [kgdb {procedure.digest[:12]} {stamp}]"
+
+
+def install(procedure: Procedure, database: str, stamp: str) -> Statement:
     """Install (or replace) ``procedure`` for ``database``; run it on the system database."""
     if procedure.kind == "function":
         # forceSingle: the first row's one column is the value (a list result would be
@@ -244,13 +255,14 @@ def install(procedure: Procedure, database: str) -> Statement:
         return Statement("CALL apoc.custom.installFunction($signature, $body, $database, true, "
                          "$description)",
                          {"signature": procedure.signature, "body": procedure.body,
-                          "database": database, "description": procedure.description},
+                          "database": database,
+                          "description": installed_description(procedure, stamp)},
                          write=True, idempotent=True)
     return Statement("CALL apoc.custom.installProcedure($signature, $body, $database, $mode, "
                      "$description)",
                      {"signature": procedure.signature, "body": procedure.body,
                       "database": database, "mode": procedure.mode,
-                      "description": procedure.description},
+                      "description": installed_description(procedure, stamp)},
                      write=True, idempotent=True)
 
 
@@ -270,10 +282,18 @@ def installed() -> Statement:
 
 
 def callable_names() -> list[Statement]:
-    """``custom.kgdb.*`` procedures, then functions, the database can call now: rows ``name``
-    (two statements: SHOW commands do not combine with UNION)."""
-    return [Statement(f"SHOW {kind} YIELD name WHERE name STARTS WITH 'custom.kgdb.'\n"
-                      "RETURN name") for kind in ("PROCEDURES", "FUNCTIONS")]
+    """``custom.kgdb.*`` procedures, then functions, as the database has registered them:
+    rows ``name, description`` (two statements: SHOW commands do not combine with UNION)."""
+    return [Statement(f"SHOW {kind} YIELD name, description "
+                      "WHERE name STARTS WITH 'custom.kgdb.'\nRETURN name, description")
+            for kind in ("PROCEDURES", "FUNCTIONS")]
+
+
+def service_settings() -> Statement:
+    """The kgdb service's URL and token as APOC reads them from apoc.conf: rows ``url,
+    token``."""
+    return Statement("RETURN apoc.static.get('kgdb.url') AS url, "
+                     "apoc.static.get('kgdb.token') AS token")
 
 
 def current_database() -> Statement:

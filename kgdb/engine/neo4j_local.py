@@ -150,7 +150,8 @@ class LocalNeo4j:
             return self.password_file.read_text().strip()
         except FileNotFoundError:
             pass
-        secret = secrets.token_urlsafe(24)
+        # a leading '-' would be read as an option by neo4j-admin set-initial-password
+        secret = "k" + secrets.token_urlsafe(24)
         try:
             fd = os.open(self.password_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:

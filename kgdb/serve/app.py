@@ -16,7 +16,7 @@ import io
 import logging
 from collections.abc import Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib.metadata import version
 from typing import Annotated, Any, Literal
 
@@ -25,43 +25,18 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from kgdb import errors
-from kgdb.config import Settings
-from kgdb.dsl.rules_ast import RuleSet
 from kgdb.engine.base import GraphStore
-from kgdb.retrieve.ask import PASSAGE, Answer, AskOptions
-from kgdb.serve.tenants import LockedEmbedder, Tenants
+from kgdb.retrieve.ask import Answer, AskOptions
+from kgdb.serve.operations import MAX_TEXT, Operations, ServeConfig, ServiceError
+from kgdb.serve.tenants import Tenants
 from kgdb.serve.tokens import Token, TokenFile
+
+__all__ = ["ServeConfig", "ServiceError", "create_app"]
 
 log = logging.getLogger("kgdb.serve")
 
 GRAPH_HEADER = "X-Kgdb-Graph"
 MAX_QUESTION = 4000
-MAX_PROGRAM = 64_000
-MAX_TEXTS = 256
-
-
-@dataclass
-class ServeConfig:
-    """How the service runs (``kgdb serve`` options)."""
-
-    settings: Settings
-    tokens: TokenFile
-    allow_writes: bool = False
-    timeout_s: float = 30.0
-    """Seconds each statement may run (the engine stops it after that)."""
-    max_rows: int = 1000
-    """Rows at most in any tabular result (the rest are cut, ``truncated`` says so)."""
-    rulesets: dict[str, RuleSet] = field(default_factory=dict)
-    """Rule sets by name, compiled at start (``--rules``)."""
-
-
-class ServiceError(errors.KgdbError):
-    """A request the service refuses: ``status`` is its HTTP status."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
 
 STATUS = [
     (errors.ReadOnlyViolationError, 403),
@@ -84,7 +59,7 @@ class AskRequest(BaseModel):
 
 class LfRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    program: str = Field(..., min_length=1, max_length=MAX_PROGRAM,
+    program: str = Field(..., min_length=1, max_length=MAX_TEXT,
                          description="a logical form (kgdb's logical-form language)")
     link: bool = Field(True, description="link names through the graph first")
 
@@ -93,7 +68,7 @@ class RulesRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     ruleset: str | None = Field(None, max_length=200,
                                 description="a rule set the server loaded (--rules)")
-    rules: str | None = Field(None, max_length=MAX_PROGRAM,
+    rules: str | None = Field(None, max_length=MAX_TEXT,
                               description="or the rules' text (kgdb's rule language)")
     facts: dict[str, Any] = Field(default_factory=dict,
                                   description="the instance's properties")
@@ -174,8 +149,7 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
     """The service. ``embedder`` and ``llm`` default to the configured ones (loaded at first
     use); tests pass their own."""
     tenants = Tenants(config.settings)
-    state: dict[str, Any] = {"embedder": LockedEmbedder(embedder) if embedder else None,
-                             "llm": llm}
+    ops = Operations(config, embedder=embedder, llm=llm)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> Any:
@@ -186,24 +160,6 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
                   description=__doc__)
     app.state.tenants = tenants
     app.state.config = config
-
-    def get_embedder() -> Any:
-        if state["embedder"] is None:
-            from kgdb.embed import default_embedder
-
-            state["embedder"] = LockedEmbedder(default_embedder())
-        return state["embedder"]
-
-    def get_llm() -> Any:
-        if state["llm"] is None:
-            from kgdb.llm.client import ChatClient, LlmSettings
-
-            settings = LlmSettings.from_env()
-            if not settings.api_key and not settings.base_url:
-                raise ServiceError(503, "no LLM is configured on this server "
-                                        "(OPENAI_BASE_URL / OPENAI_API_KEY)")
-            state["llm"] = ChatClient(settings)
-        return state["llm"]
 
     @app.exception_handler(errors.KgdbError)
     async def kgdb_error(request: Request, exc: errors.KgdbError) -> JSONResponse:
@@ -233,97 +189,44 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
     @app.get("/health", tags=["service"])
     def health(call: Reader) -> dict[str, Any]:
         """The engine, versions, the tenant's indexes and the installed procedures."""
-        from kgdb.procedures import procedure_status
-
-        store = call.store
-        indexes = [{"kind": i.kind, "entity": i.entity, "label": i.label,
-                    "properties": list(i.properties), "state": i.state, "name": i.name}
-                   for i in store.indexes()]
-        return {"status": "ok", "kgdb": version("kgdb"), "graph": call.graph,
-                "engine": store.server_info(), "plugins": store.plugins(),
-                "indexes": indexes, "procedures": procedure_status(store),
-                "writes": config.allow_writes, "rulesets": sorted(config.rulesets)}
+        return ops.health(call.store, call.graph)
 
     @app.post("/ask", tags=["questions"])
-    def ask_endpoint(body: AskRequest, call: Reader, format: Format = "json") -> Any:
+    def ask(body: AskRequest, call: Reader, format: Format = "json") -> Any:
         """Answer a question with a solver: the answer, its evidence, the Cypher, timings."""
-        from kgdb.retrieve.ask import ask
-
-        answer = ask(call.store, get_embedder(), get_llm(), body.question, body.options)
+        answer = ops.ask(call.store, body.question, body.options)
         return _answer_response(answer, config.max_rows, format)
 
     @app.post("/retrieve", tags=["questions"])
-    def retrieve_endpoint(body: AskRequest, call: Reader, format: Format = "json") -> Any:
+    def retrieve(body: AskRequest, call: Reader, format: Format = "json") -> Any:
         """The evidence a solver finds, without an LLM answer (SimGRAG needs a pattern or an
         LLM for it)."""
-        from kgdb.retrieve.ask import retrieve
-
-        llm = None if body.options.pattern is not None or body.options.solver != "simgrag" \
-            else get_llm()
-        answer = retrieve(call.store, get_embedder(), body.question, body.options, llm)
+        answer = ops.retrieve(call.store, body.question, body.options)
         return _answer_response(answer, config.max_rows, format)
 
     @app.post("/lf/run", tags=["programs"])
     def lf_run(body: LfRequest, call: Reader, format: Format = "json") -> Any:
         """Run a logical form: its outputs (rows), each step's Cypher and result."""
-        from kgdb.dsl.logical_form import parse_plan
-        from kgdb.solve.lf_compile import store_linker
-        from kgdb.solve.lf_run import Executor
-
-        plan = parse_plan(body.program, "<request>")
-        embedder = get_embedder()
-        executor = Executor(call.store, embedder=embedder,
-                            linker=store_linker(call.store, embedder) if body.link else None)
-        result = executor.run(plan)
-        rows = [{"output": alias, "rank": i, "value": text}
-                for alias, texts in result.output_texts().items()
-                for i, text in enumerate(texts, 1)]
-        return _rows_response({**result.to_json(), "rows": rows}, "rows", config.max_rows,
-                              format)
+        return _rows_response(ops.lf_run(call.store, body.program, body.link), "rows",
+                              config.max_rows, format)
 
     @app.post("/rules/eval", tags=["programs"])
     def rules_eval(body: RulesRequest, call: Reader, format: Format = "json") -> Any:
         """Judge the facts of one instance with a rule set, in the database; writes nothing."""
-        from kgdb.solve.rules_apply import ask
-
-        rules = _ruleset(config, body.ruleset, body.rules)
-        conclusions = ask(call.store, rules, body.facts)
-        rows = [{"concept": c.concept.id, "type": c.concept.type, "name": c.concept.name,
-                 "predicate": c.predicate, "rule": c.rule.text, "location": c.rule.location}
-                for c in conclusions]
-        return _rows_response({"facts": body.facts, "conclusions": rows}, "conclusions",
-                              config.max_rows, format)
+        return _rows_response(ops.rules_eval(call.store, body.ruleset, body.rules, body.facts),
+                              "conclusions", config.max_rows, format)
 
     @app.post("/rules/apply", tags=["programs"])
     def rules_apply(body: ApplyRequest, call: Writer) -> dict[str, Any]:
         """Materialise a loaded rule set's conclusions as belongTo edges (write scope, and a
         server started with --allow-writes)."""
-        from kgdb.solve.rules_apply import apply_rules
-
-        if body.ruleset not in config.rulesets:
-            raise ServiceError(404, f"no rule set {body.ruleset[:80]!r} on this server")
-        report = apply_rules(call.store, config.rulesets[body.ruleset], label=body.label,
-                             ruleset=body.ruleset)
-        return {"ruleset": report.ruleset, "evaluated_at": report.evaluated_at,
-                "steps": [{"step": d, "rows": n} for d, n in report.steps],
-                "counts": report.counts}
+        return ops.rules_apply(call.store, body.ruleset, body.label)
 
     @app.post("/v1/embeddings", tags=["models"])
     def embeddings(body: EmbeddingsRequest, call: Reader) -> dict[str, Any]:
         """OpenAI-shaped embeddings from kgdb's own model (the target of APOC's
         ``apoc.ml.openai.embedding`` with ``endpoint`` set to this service's ``/v1``)."""
-        texts = [body.input] if isinstance(body.input, str) else body.input
-        if not texts or len(texts) > MAX_TEXTS:
-            raise ServiceError(400, f"give 1 to {MAX_TEXTS} texts")
-        if any(len(t) > MAX_PROGRAM for t in texts):
-            raise ServiceError(400, f"a text is longer than {MAX_PROGRAM} characters")
-        embedder = get_embedder()
-        vectors = embedder.embed(texts)
-        return {"object": "list", "model": embedder.model_id,
-                "data": [{"object": "embedding", "index": i,
-                          "embedding": [float(x) for x in v]} for i, v in enumerate(vectors)],
-                "usage": {"prompt_tokens": sum(len(t.split()) for t in texts),
-                          "total_tokens": sum(len(t.split()) for t in texts)}}
+        return ops.embeddings([body.input] if isinstance(body.input, str) else body.input)
 
     @app.post("/retrieval", tags=["dify"])
     def dify_retrieval(body: DifyRequest, request: Request) -> dict[str, Any]:
@@ -331,38 +234,23 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
         nearest passages and triple texts, scored by cosine similarity."""
         call = authorise(request, False, body.knowledge_id)
         setting = body.retrieval_setting
-        return {"records": _dify_records(call.store, get_embedder(), body.query,
-                                         min(setting.top_k, config.max_rows),
-                                         setting.score_threshold)}
+        return {"records": ops.passages_and_facts(call.store, body.query, setting.top_k,
+                                                  setting.score_threshold)}
 
     @app.get("/procedures", tags=["service"])
     def procedures(call: Reader) -> dict[str, Any]:
         """The tenant's installed kgdb procedures (Neo4j) or UDF library (FalkorDB)."""
-        from kgdb.procedures import procedure_status
-
-        return procedure_status(call.store)
+        return ops.procedures(call.store)
 
     @app.post("/relay/ask", tags=["relay"])
     def relay_ask(body: AskRequest, call: Reader) -> list[dict[str, Any]]:
         """For ``custom.kgdb.ask``: one flat row per answer (rank, answer, solver, evidence)."""
-        from kgdb.retrieve.ask import ask
-
-        answer = ask(call.store, get_embedder(), get_llm(), body.question, body.options)
-        evidence = "; ".join(f"{r.head} {r.relation} {r.tail}" if r.relation != PASSAGE
-                             else f"[{r.head}] {r.tail[:200]}"
-                             for r in answer.evidence[: config.max_rows])
-        return [{"rank": 1, "answer": answer.answer, "solver": answer.solver,
-                 "evidence": evidence}]
+        return ops.relay_ask(call.store, body.question, body.options)
 
     @app.post("/relay/ask-evidence", tags=["relay"])
     def relay_evidence(body: AskRequest, call: Reader) -> list[dict[str, Any]]:
         """For ``custom.kgdb.askEvidence``: the evidence rows, without an answer."""
-        from kgdb.retrieve.ask import retrieve
-
-        llm = None if body.options.pattern is not None or body.options.solver != "simgrag" \
-            else get_llm()
-        answer = retrieve(call.store, get_embedder(), body.question, body.options, llm)
-        return [row.to_json() for row in answer.evidence[: config.max_rows]]
+        return ops.relay_evidence(call.store, body.question, body.options)
 
     return app
 
@@ -378,20 +266,6 @@ def _token(tokens: TokenFile, header: str | None) -> Token:
     if token is None:
         raise ServiceError(401, "unknown token")
     return token
-
-
-def _ruleset(config: ServeConfig, name: str | None, text: str | None) -> RuleSet:
-    if (name is None) == (text is None):
-        raise ServiceError(400, "give either ruleset (a name) or rules (the text)")
-    if name is not None:
-        if name not in config.rulesets:
-            raise ServiceError(404, f"no rule set {name[:80]!r} on this server"
-                                    f"{errors.did_you_mean(name, config.rulesets)}")
-        return config.rulesets[name]
-    from kgdb.dsl.rules_check import load_rules
-
-    assert text is not None
-    return load_rules(text, "<request>")
 
 
 def _answer_response(answer: Answer, max_rows: int, format: str) -> Any:
@@ -423,38 +297,3 @@ def _cell(value: Any) -> Any:
     if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
         return "'" + value  # no formula runs when a spreadsheet opens the file
     return value
-
-
-def _dify_records(store: GraphStore, embedder: Any, query: str, top_k: int,
-                  threshold: float) -> list[dict[str, Any]]:
-    from kgdb.cypher import documents as cy
-    from kgdb.documents.ttr import indexed_types
-    from kgdb.retrieve.cqr import nearest_facts
-
-    if top_k < 1 or not query.strip():
-        return []
-    vector = embedder.embed([query])[0]
-    records: list[dict[str, Any]] = []
-    if any(i.kind == "vector" and i.label == cy.CHUNK for i in store.indexes()):
-        rows = store.run(cy.nearest_chunk_documents(store.dialect, vector, top_k)).records()
-        ids = [str(r["chunk"]) for r in rows]
-        texts = {str(r["id"]): r for r in store.run(cy.chunks_by_id(ids)).records()} if ids \
-            else {}
-        for r in rows:
-            chunk = texts.get(str(r["chunk"]))
-            if chunk is not None:
-                similarity = 1.0 - float(r["distance"]) ** 2 / 2.0
-                records.append({"content": str(chunk["text"]), "score": similarity,
-                                "title": str(r["document"]),
-                                "metadata": {"chunk": str(r["chunk"]), "kind": "passage"}})
-    types = indexed_types(store)
-    for triple in nearest_facts(store, vector, top_k, types) if types else []:
-        records.append({"content": triple.text, "score": triple.score,
-                        "title": f"{triple.head} {triple.type} {triple.tail}",
-                        "metadata": {"head": triple.head_id, "relation": triple.type,
-                                     "tail": triple.tail_id, "kind": "fact"}})
-    kept = [r for r in records if r["score"] >= threshold]
-    kept.sort(key=lambda r: (-r["score"], r["title"], r["content"]))
-    for r in kept:
-        r["score"] = round(max(0.0, min(1.0, r["score"])), 6)
-    return kept[:top_k]

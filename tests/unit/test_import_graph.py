@@ -23,8 +23,8 @@ LAYERS: list[set[str]] = [
     {"engine", "embed", "llm"},                     # talking to databases and models
     {"schema"},                                     # the SPG schema and its DDL
     {"link"},                                       # the one linker
-    {"load", "documents", "retrieve", "solve"},     # loaders and algorithms over linked patterns
-    {"bench", "demo", "scale"},
+    {"load", "documents", "retrieve", "solve", "procedures"},  # loaders, algorithms, in-database shims
+    {"bench", "demo", "scale", "serve"},
     {"cli", "__main__"},                            # every command
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}

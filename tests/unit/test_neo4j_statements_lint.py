@@ -54,6 +54,13 @@ def core_statements() -> list[str]:
         texts += [op.text for op in d.drop_index(info) if isinstance(op, Statement)]
     for stmt in d.create_vector_index("Entity", "embedding", 384):
         assert isinstance(stmt, Statement)
+    # a stored procedure's body with its constants written as literals; the other bodies
+    # call APOC, which the linter does not know: they run live in test_procedures_neo4j.py
+    from kgdb.cypher.procedures import ruleset_procedure
+    from kgdb.dsl.rules_check import load_rules
+
+    rules = load_rules((ROOT / "dsl/examples/hypertension.rules").read_text(), "hypertension")
+    texts.append(ruleset_procedure(d, "hypertension", rules).body)
     return texts
 
 
