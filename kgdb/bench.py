@@ -52,3 +52,48 @@ def bench_load(settings: Settings, file: Path, *, sep: str | None = None, cold: 
         store.close()
         if tmp is not None:
             tmp.cleanup()
+
+
+def bench_procedures(store: Any, embedder: Any, question: str, options: dict[str, Any], *,
+                     runs: int = 20, answer: bool = True) -> dict[str, Any]:
+    """Latency of ``CALL custom.kgdb.ask`` (or ``askEvidence`` without ``answer``) through
+    the database and its relay to kgdb serve, against the same solver run in-process (what
+    ``kgdb ask`` runs after its start-up): p50/p90 in ms over ``runs`` after one warm-up."""
+    import numpy as np
+
+    from kgdb.cypher import procedures as cy
+    from kgdb.retrieve.ask import AskOptions, ask, retrieve
+
+    parsed = AskOptions.model_validate(options)
+    llm = None
+    if answer or (parsed.solver == "simgrag" and parsed.pattern is None):
+        from kgdb.llm import ChatClient
+
+        llm = ChatClient()
+
+    def in_process() -> None:
+        if answer:
+            ask(store, embedder, llm, question, parsed)  # type: ignore[arg-type]
+        else:
+            retrieve(store, embedder, question, parsed, llm)
+
+    statement = cy.call_relay("ask" if answer else "askEvidence", question, options)
+
+    def through_database() -> None:
+        store.run(statement).records()
+
+    out: dict[str, Any] = {"question": question, "options": options, "runs": runs,
+                           "procedure": f"custom.kgdb.{'ask' if answer else 'askEvidence'}"}
+    for name, call in (("kgdb_ask_in_process", in_process),
+                       ("cypher_procedure", through_database)):
+        call()
+        times = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            call()
+            times.append((time.perf_counter() - started) * 1000)
+        out[name] = {"p50_ms": round(float(np.percentile(times, 50)), 2),
+                     "p90_ms": round(float(np.percentile(times, 90)), 2)}
+    out["overhead_p50_ms"] = round(out["cypher_procedure"]["p50_ms"]
+                                   - out["kgdb_ask_in_process"]["p50_ms"], 2)
+    return out

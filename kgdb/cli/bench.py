@@ -66,3 +66,36 @@ def bench_scale(ctx: Context, entities: int, relationships: int | None, k_nodes:
     else:
         for key, value in result.items():
             click.echo(f"{key}: {value}")
+
+
+@bench.command("procedures")
+@click.argument("question")
+@click.option("--options", "options_json", default="{}", show_default=True,
+              help="The solver options as JSON (those of kgdb ask), e.g. '{\"solver\": \"hig\"}'.")
+@click.option("--runs", default=20, show_default=True, type=click.IntRange(1, 10_000))
+@click.option("--evidence-only", is_flag=True,
+              help="Time custom.kgdb.askEvidence against retrieval alone (no LLM answer).")
+@json_option
+@pass_context
+def bench_procedures(ctx: Context, question: str, options_json: str, runs: int,
+                     evidence_only: bool, as_json: bool) -> None:
+    """Latency of CALL custom.kgdb.ask (Neo4j, procedures installed, kgdb serve running)
+    against the same question answered in-process as kgdb ask does."""
+    import json
+
+    from kgdb.bench import bench_procedures as run
+    from kgdb.errors import ConfigError
+
+    try:
+        options = json.loads(options_json)
+    except ValueError as exc:
+        raise ConfigError(f"--options is not JSON: {exc}") from None
+    if not isinstance(options, dict):
+        raise ConfigError("--options must be a JSON object")
+    result = run(ctx.store, ctx.embedder, question, options, runs=runs,
+                 answer=not evidence_only)
+    if as_json:
+        emit_json(result)
+    else:
+        for key, value in result.items():
+            click.echo(f"{key}: {value}")

@@ -331,3 +331,12 @@ def recorded() -> Statement:
 def forget() -> Statement:
     return Statement(f"MATCH (m:{META_LABEL}) WHERE m.key STARTS WITH $prefix DETACH DELETE m",
                      {"prefix": META_PREFIX}, write=True, idempotent=True)
+
+
+def call_relay(name: str, question: str, options: dict[str, Any]) -> Statement:
+    """``CALL custom.kgdb.ask`` or ``askEvidence`` as a client sends it (kgdb bench
+    procedures)."""
+    if name not in ("ask", "askEvidence"):
+        raise ProcedureDefinitionError(f"no relayed procedure {name!r}")
+    return Statement(f"CALL custom.kgdb.{name}($question, $options)",
+                     {"question": question, "options": options})

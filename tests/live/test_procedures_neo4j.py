@@ -217,3 +217,49 @@ def test_service_survives_neo4j_restarting(relay: Any) -> None:
     evidence = _bolt(relay, "CALL custom.kgdb.askEvidence('Who directed Kismet?', "
                             "{pattern: [['Kismet', 'directed_by', 'UNKNOWN director 1']]})")
     assert evidence[0]["tail"] == "William Dieterle"
+
+
+def test_bench_procedures_reports_both_paths(relay: Any, scripted_llm: Any,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    scripted_llm.default = "William Dieterle."
+    options = json.dumps({"pattern": PATTERN["triples"]})
+    for extra in ([], ["--evidence-only"]):
+        out = CliRunner().invoke(cli, ["bench", "procedures", "Who directed Kismet?",
+                                       "--options", options, "--runs", "2", "--json", *extra])
+        assert out.exit_code == 0, out.output
+        report = json.loads(out.output)
+        assert report["cypher_procedure"]["p50_ms"] > 0
+        assert report["kgdb_ask_in_process"]["p50_ms"] > 0
+
+
+def test_readme_bi_examples_run_as_written(relay: Any, scripted_llm: Any) -> None:
+    """The README's Cypher for BI users, and its Query API curl, exactly as printed."""
+    import re
+    import shutil
+    import subprocess
+
+    from kgdb.engine.neo4j_local import LocalNeo4j
+
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("**A BI user's path.**"):]
+    cypher = section[section.index("```cypher") + 9: section.index("```", section.index(
+        "```cypher") + 9)]
+    statements = [s.strip() for s in cypher.split(";") if s.strip()]
+    assert len(statements) == 3
+    scripted_llm.push(json.dumps(PATTERN), "William Dieterle.")
+    answered, judged, found = (_bolt(relay, s) for s in statements)
+    assert answered[0]["answer"] == "William Dieterle."
+    assert [r["name"] for r in judged] == ["Grade 2 Hypertension", "Hypertension"]
+    assert found[0]["name"] == "Kismet"
+    if shutil.which("curl") is None:
+        return
+    block = section[section.index("```sh") + 5: section.index("```", section.index("```sh") + 5)]
+    command = re.sub(r"\\\n\s*", " ", block.strip())
+    state = LocalNeo4j(neo4j_home()).status()
+    assert state is not None and state.http_url
+    command = command.replace("http://127.0.0.1:7474", state.http_url)
+    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=60,
+                          env={"PATH": "/usr/bin:/bin", "NEO4J_PASSWORD": relay.password})
+    assert done.returncode == 0, done.stderr
+    values = json.loads(done.stdout)["data"]["values"]
+    assert values[0] == [1, "Kismet"]
