@@ -213,12 +213,13 @@ def test_dify_external_knowledge(service: Service) -> None:
 
 
 # ---------------------------------------------------------------------- tenants
-def test_no_endpoint_reads_another_tenant(store: Any, embedder: Any, embedded_home: Path,
-                                          tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_no_endpoint_reads_another_tenant(falkordb_store: Any, embedder: Any,
+                                          embedded_home: Path, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch,
                                           scripted_llm: Any) -> None:
-    if store.dialect.NAME == "neo4j":
-        pytest.skip("Neo4j Community has one user database: tenants are shown on FalkorDB "
-                    "graphs (the database check itself is in test_tokens_scopes_and_tenants)")
+    """On FalkorDB graphs: Neo4j Community has one user database (the database check itself
+    runs on both engines in test_tokens_scopes_and_tenants)."""
+    store = falkordb_store
     _load(store, embedder, FILMS, tmp_path, "films")
     for other in _falkordb_store(embedded_home):
         _load(other, embedder, SECRET, tmp_path, "secret")
