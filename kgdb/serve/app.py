@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from importlib.metadata import version
 from typing import Annotated, Any, Literal
 
-from fastapi import Depends, FastAPI, Query, Request
+from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
 from kgdb import errors
@@ -131,11 +132,21 @@ def authorise(request: Request, write: bool, graph: str | None = None) -> Call:
     return Call(token, name, endpoint, store)
 
 
-def reader(request: Request) -> Call:
+BEARER = HTTPBearer(auto_error=False, description="a token of `kgdb tokens add`")
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)]
+GraphHeader = Annotated[str | None, Header(alias=GRAPH_HEADER, description=(
+    "the graph (FalkorDB) or database (Neo4j) to use; default: the server's"))]
+
+
+def reader(request: Request, _credentials: Credentials = None,
+           _graph: GraphHeader = None) -> Call:
+    """Declares the bearer token and the graph header in the OpenAPI document; the checks
+    read the raw headers (:func:`authorise`)."""
     return authorise(request, False)
 
 
-def writer(request: Request) -> Call:
+def writer(request: Request, _credentials: Credentials = None,
+           _graph: GraphHeader = None) -> Call:
     return authorise(request, True)
 
 
@@ -229,7 +240,8 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
         return ops.embeddings([body.input] if isinstance(body.input, str) else body.input)
 
     @app.post("/retrieval", tags=["dify"])
-    def dify_retrieval(body: DifyRequest, request: Request) -> dict[str, Any]:
+    def dify_retrieval(body: DifyRequest, request: Request,
+                       _credentials: Credentials = None) -> dict[str, Any]:
         """Dify's external-knowledge API: ``knowledge_id`` names the graph; records are the
         nearest passages and triple texts, scored by cosine similarity."""
         call = authorise(request, False, body.knowledge_id)
