@@ -14,7 +14,7 @@ from kgdb.errors import KgdbError
 
 
 def bench_load(settings: Settings, file: Path, *, sep: str | None = None, cold: bool = False,
-               keep: bool = False, progress: bool = True) -> dict[str, Any]:
+               keep: bool = False, mode: str = "auto", progress: bool = True) -> dict[str, Any]:
     """Load ``file`` into a fresh graph; cold uses an empty embedding cache."""
     from kgdb.cypher.explore import count_nodes
     from kgdb.embed import CachedEmbedder, EmbeddingCache, default_embedder
@@ -34,10 +34,11 @@ def bench_load(settings: Settings, file: Path, *, sep: str | None = None, cold: 
             embedder = CachedEmbedder(embedder.inner,
                                       EmbeddingCache(Path(tmp.name) / "embeddings.sqlite"))
         started = time.perf_counter()
-        report = load_triples(store, embedder, file, sep=sep, progress=progress)
+        report = load_triples(store, embedder, file, sep=sep, progress=progress, mode=mode)
         total = time.perf_counter() - started
         return {
             "file": str(file), "engine": store.dialect.NAME, "cache": "cold" if cold else "warm",
+            "mode": report.mode,
             "triples": report.triples, "entities": report.entities_seen,
             "relation_types": len(report.predicates),
             "total_s": round(total, 2),

@@ -20,14 +20,17 @@ def bench() -> None:
 @click.option("--sep", default=None)
 @click.option("--cold", is_flag=True, help="Use an empty embedding cache (cold start).")
 @click.option("--keep", is_flag=True, help="Keep the benchmark graph afterwards.")
+@click.option("--mode", type=click.Choice(["auto", "bulk", "incremental"]), default="auto",
+              show_default=True, help="The loader's mode (kgdb load triples --mode).")
 @json_option
 @pass_context
-def bench_load(ctx: Context, file: Path, sep: str | None, cold: bool, keep: bool,
+def bench_load(ctx: Context, file: Path, sep: str | None, cold: bool, keep: bool, mode: str,
                as_json: bool) -> None:
     """Load FILE into a fresh graph and report entities/s, triples/s, embedding and total time."""
     from kgdb.bench import bench_load as run
 
-    result = run(ctx.settings, file, sep=sep, cold=cold, keep=keep, progress=not as_json)
+    result = run(ctx.settings, file, sep=sep, cold=cold, keep=keep, mode=mode,
+                 progress=not as_json)
     if as_json:
         emit_json(result)
     else:

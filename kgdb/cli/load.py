@@ -27,19 +27,25 @@ def load() -> None:
 @click.option("--rejects", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Where --on-error skip writes bad lines (default FILE.rejects).")
 @click.option("--batch-size", default=5000, show_default=True, type=click.IntRange(1, 1_000_000))
+@click.option("--mode", type=click.Choice(["auto", "bulk", "incremental"]), default="auto",
+              show_default=True,
+              help="bulk: build an empty graph with the engine's bulk insert (FalkorDB), "
+                   "indexes last; incremental: batched MERGE into any graph; auto: bulk when "
+                   "the engine has it and the graph is empty.")
 @click.option("--ttr", is_flag=True,
               help="Then give the facts their triple text representations (kgdb index triples).")
 @click.option("--no-progress", is_flag=True)
 @json_option
 @pass_context
 def load_triples_cmd(ctx: Context, file: Path, sep: str | None, fmt: str | None, on_error: str,
-                     rejects: Path | None, batch_size: int, ttr: bool, no_progress: bool,
-                     as_json: bool) -> None:
+                     rejects: Path | None, batch_size: int, mode: str, ttr: bool,
+                     no_progress: bool, as_json: bool) -> None:
     """Load subject|predicate|object triples (MERGE: loading twice changes nothing)."""
     from kgdb.load.triples import load_triples
 
     report = load_triples(ctx.store, ctx.embedder, file, fmt=fmt, sep=sep, on_error=on_error,
-                          batch_size=batch_size, rejects_path=rejects, progress=not no_progress)
+                          batch_size=batch_size, rejects_path=rejects, progress=not no_progress,
+                          mode=mode)
     texts = (index_triples_for(ctx, sorted(report.predicates), progress=not no_progress)
              if ttr else None)
     if as_json:
@@ -47,7 +53,7 @@ def load_triples_cmd(ctx: Context, file: Path, sep: str | None, fmt: str | None,
         return
     click.echo(f"loaded {report.triples} triples ({len(report.predicates)} predicates), "
                f"{report.entities_seen} entities ({report.entities_written} written) in "
-               f"{report.seconds:.1f} s")
+               f"{report.seconds:.1f} s ({report.mode})")
     if report.rejected:
         click.echo(f"rejected {report.rejected} lines -> {report.rejects_file}")
     if texts is not None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from kgdb.errors import InvalidIdentifierError, UnsupportedFeatureError
-from kgdb.statement import Operation, Statement
+from kgdb.statement import EngineCommand, Operation, Statement
 
 _MAX_IDENTIFIER = 256
 
@@ -82,6 +82,29 @@ class Plugin:
     False when it is a procedure that only shows presence."""
 
 
+@dataclass(frozen=True)
+class BulkNodes:
+    """New nodes for a bulk insert (:meth:`Dialect.bulk_insert`), all with the same label and
+    property keys: ``rows`` holds one tuple of strings per node (one per key of ``strings``),
+    ``vectors`` one row of floats per node, stored under ``vector_key`` as a list."""
+
+    label: str
+    strings: tuple[str, ...]
+    rows: Sequence[Sequence[str]]
+    vector_key: str | None = None
+    vectors: Any = None
+    """A ``(len(rows), dimension)`` float array, or None."""
+
+
+@dataclass(frozen=True)
+class BulkEdges:
+    """New relationships of one type for a bulk insert: ``pairs`` is an ``(m, 2)`` integer
+    array of (source, target) internal node ids; no properties."""
+
+    type: str
+    pairs: Any
+
+
 _QUALIFIED_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+")
 
 
@@ -122,6 +145,30 @@ class Dialect:
     PROCEDURES: ClassVar[str] = ""
     """How kgdb installs itself in the engine (``kgdb procedures``): ``apoc-custom`` (APOC
     Extended custom procedures) or ``udf`` (a JavaScript UDF library); empty: not at all."""
+
+    BULK_INSERT: ClassVar[bool] = False
+    """Whether the engine has a bulk-insert command that builds a new graph from binary rows
+    (:meth:`bulk_insert`; ``kgdb load triples --mode bulk``)."""
+
+    def bulk_insert(self, *, begin: bool, nodes: BulkNodes | None = None,
+                    edges: Sequence[BulkEdges] = ()) -> EngineCommand:
+        """One bulk-insert command: ``begin`` creates the graph (its key must not exist);
+        later ones add to it. Nodes get the next internal ids in order."""
+        raise UnsupportedFeatureError("a bulk insert", self.NAME)
+
+    def bulk_label_ok(self, name: str) -> bool:
+        """Whether ``name`` can be a label or type in :meth:`bulk_insert` (else use Cypher)."""
+        return False
+
+    def bulk_entity_at(self, node_id: int) -> Statement:
+        """The ``id`` of the entity with internal id ``node_id`` (a bulk load checks that the
+        engine numbered its nodes as the loader did): rows ``id``."""
+        raise UnsupportedFeatureError("a bulk insert", self.NAME)
+
+    def bulk_lists_to_vectors(self, first: int, last: int) -> Statement:
+        """Store the list embeddings of the entities with internal ids ``first..last`` as
+        vectors (a bulk insert has no vector type)."""
+        raise UnsupportedFeatureError("a bulk insert", self.NAME)
 
     # ------------------------------------------------------------------ identifiers
     def ident(self, name: str) -> str:

@@ -21,10 +21,14 @@ reported once and never replayed (:class:`~kgdb.errors.EngineCrashError`).
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from kgdb.dialects.base import Dialect, IndexInfo
+import numpy as np
+
+from kgdb.dialects.base import BulkEdges, BulkNodes, Dialect, IndexInfo
+from kgdb.errors import InvalidIdentifierError
 from kgdb.statement import GRAPH_KEY, EngineCommand, Operation, Statement
 
 
@@ -60,6 +64,50 @@ class FalkorDBDialect(Dialect):
     leaves a stale HNSW entry, and a k-query then yields fewer than k distinct nodes (k/2
     after one update of every node, measured). Callers ORDER BY distance LIMIT k;
     ``kgdb schema reindex`` rebuilds the indexes."""
+
+    BULK_INSERT: ClassVar[bool] = True
+    """``GRAPH.BULK`` (what FalkorDB's own bulk loader sends): binary rows, no Cypher, no
+    parameters to render. Its format, from FalkorDB's ``src/bulk_insert/bulk_insert.c``: a
+    token per label (or type) is ``label NUL``, ``uint32`` key count, ``key NUL`` each, then
+    per node one typed value per key (``0x03`` string NUL-terminated, ``0x05`` array with an
+    ``int64`` length of ``0x02`` + ``float64`` doubles); per relationship two ``uint64``
+    internal node ids. There is no vector type: vectors arrive as lists and
+    :meth:`bulk_lists_to_vectors` turns them into ``vecf32``."""
+
+    def bulk_insert(self, *, begin: bool, nodes: BulkNodes | None = None,
+                    edges: Sequence[BulkEdges] = ()) -> EngineCommand:
+        node_tokens = [_bulk_nodes(nodes)] if nodes is not None and len(nodes.rows) else []
+        edge_tokens = [_bulk_edges(e) for e in edges if len(e.pairs)]
+        node_count = len(nodes.rows) if node_tokens and nodes is not None else 0
+        edge_count = sum(len(e.pairs) for e in edges)
+        return EngineCommand(
+            "GRAPH.BULK",
+            (GRAPH_KEY, *(("BEGIN",) if begin else ()), node_count, edge_count,
+             len(node_tokens), len(edge_tokens), *node_tokens, *edge_tokens),
+            description="bulk insert (GRAPH.BULK)")
+
+    def bulk_entity_at(self, node_id: int) -> Statement:
+        return Statement(
+            "MATCH (e:Entity)\n"
+            "WHERE id(e) = $node\n"
+            "RETURN e.id AS id", {"node": node_id})
+
+    def bulk_lists_to_vectors(self, first: int, last: int) -> Statement:
+        # an id range is a NodeByIdSeek on FalkorDB: no label scan per batch
+        return Statement(
+            "MATCH (e:Entity)\n"
+            "WHERE id(e) >= $first AND id(e) <= $last AND e.embedding IS NOT NULL\n"
+            f"SET e.embedding = {self.vector_value('e.embedding')}",
+            {"first": first, "last": last}, write=True, idempotent=True)
+
+    def bulk_label_ok(self, name: str) -> bool:
+        """``:`` separates labels in a bulk header (a relationship type holding one would
+        crash the server's parser), so such names go through Cypher instead."""
+        try:
+            self.ident(name)
+        except InvalidIdentifierError:
+            return False
+        return ":" not in name
 
     MAX_INDEXED_KEY_BYTES: ClassVar[int] = 4096
     """The longest string the exact-match index finds (module docstring, "Engine bugs");
@@ -230,3 +278,39 @@ def _pattern(name: str, relationship: bool) -> str:
 def _state(status: str) -> str:
     # FalkorDB says OPERATIONAL / UNDER CONSTRUCTION / PENDING; Neo4j says ONLINE / POPULATING.
     return {"OPERATIONAL": "ONLINE", "UNDER CONSTRUCTION": "POPULATING"}.get(status, status)
+
+
+# ---------------------------------------------------------------------- GRAPH.BULK rows
+def _cstring(text: str) -> bytes:
+    return text.encode("utf-8") + b"\0"
+
+
+def _bulk_header(name: str, keys: Sequence[str]) -> bytes:
+    return (_cstring(name) + struct.pack("<I", len(keys))
+            + b"".join(_cstring(k) for k in keys))
+
+
+def _bulk_nodes(nodes: BulkNodes) -> bytes:
+    keys = [*nodes.strings, *([nodes.vector_key] if nodes.vector_key else [])]
+    parts = [_bulk_header(nodes.label, keys)]
+    cells = None
+    if nodes.vector_key:
+        vectors = np.ascontiguousarray(nodes.vectors, dtype="<f8")
+        count, dim = vectors.shape
+        # each element: the type byte 0x02 then 8 bytes of the double, built for all at once
+        grid = np.empty((count, dim, 9), dtype=np.uint8)
+        grid[:, :, 0] = 2
+        grid[:, :, 1:] = vectors.view(np.uint8).reshape(count, dim, 8)
+        cells = grid.reshape(count, dim * 9)
+        array_head = b"\x05" + struct.pack("<q", dim)
+    for i, row in enumerate(nodes.rows):
+        parts.extend(b"\x03" + _cstring(value) for value in row)
+        if cells is not None:
+            parts.append(array_head)
+            parts.append(cells[i].tobytes())
+    return b"".join(parts)
+
+
+def _bulk_edges(edges: BulkEdges) -> bytes:
+    pairs = np.ascontiguousarray(edges.pairs, dtype="<u8")
+    return _bulk_header(edges.type, []) + pairs.tobytes()

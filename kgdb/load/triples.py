@@ -22,22 +22,27 @@ import re
 import sys
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+import numpy as np
+
 from kgdb.cypher import catalog, load
+from kgdb.cypher.explore import count_nodes
+from kgdb.dialects.base import BulkEdges, BulkNodes
 from kgdb.embed.base import Embedder
 from kgdb.engine.base import GraphStore, batched
 from kgdb.errors import EngineConnectionError, EngineError, InvalidIdentifierError, LoadError
-from kgdb.schema.apply import ensure_base_schema
+from kgdb.schema.apply import await_indexes, ensure_base_schema
 from kgdb.schema.model import humanize
 from kgdb.statement import Statement
-from kgdb.text import limits, normalise_newlines, open_data_file, text_problem
+from kgdb.text import TextLimits, limits, normalise_newlines, open_data_file, text_problem
 
 FORMATS = ("tsv", "csv", "jsonl")
+MODES = ("auto", "bulk", "incremental")
 ENTITY_BATCH = 500
 """Entities per statement: each carries a vector, so statements stay a few MB."""
 
@@ -72,6 +77,7 @@ class LoadReport:
     seconds: float = 0.0
     embed_seconds: float = 0.0
     rejects_file: str | None = None
+    mode: str = "incremental"
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -80,7 +86,7 @@ class LoadReport:
             "entities_written": self.entities_written, "predicates": self.predicates,
             "seconds": round(self.seconds, 3), "embed_seconds": round(self.embed_seconds, 3),
             "triples_per_s": round(self.triples / self.seconds, 1) if self.seconds else None,
-            "rejects_file": self.rejects_file,
+            "rejects_file": self.rejects_file, "mode": self.mode,
         }
 
 
@@ -92,7 +98,8 @@ def read_triples(path: Path, fmt: str | None = None,
         raise LoadError(f"{path}: unknown format {fmt!r} (use one of {', '.join(FORMATS)})")
     if sep is not None and (not sep or sep in "\r\n" or text_problem(sep)):
         raise LoadError(f"--sep {sep!r} cannot separate fields")
-    max_line = limits().line_bytes
+    limit = limits()  # once per file: reading the environment per field costs 80% of parsing
+    max_line = limit.line_bytes
     first = True
     with open_data_file(path, what="triples file") as handle:
         for number, raw_bytes in enumerate(_lines(handle, max_line), start=1):
@@ -112,7 +119,7 @@ def read_triples(path: Path, fmt: str | None = None,
                 continue
             header_allowed, first = first, False
             if fmt == "jsonl":
-                yield _parse_json(number, raw)
+                yield _parse_json(number, raw, limit)
                 continue
             if fmt == "csv":
                 try:
@@ -131,7 +138,7 @@ def read_triples(path: Path, fmt: str | None = None,
                 yield BadLine(number, f"expected 3 fields separated by {shown}, found "
                               f"{len(fields)}", raw)
                 continue
-            yield _triple(number, fields, raw)
+            yield _triple(number, fields, raw, limit)
 
 
 _HEADERS = [["subject", "predicate", "object"], ["head", "relation", "tail"], ["s", "p", "o"],
@@ -158,7 +165,7 @@ def _guess_format(path: Path) -> str:
     return {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(suffix, "tsv")
 
 
-def _parse_json(number: int, raw: str) -> Triple | BadLine:
+def _parse_json(number: int, raw: str, limit: TextLimits) -> Triple | BadLine:
     try:
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
@@ -166,7 +173,7 @@ def _parse_json(number: int, raw: str) -> Triple | BadLine:
     except RecursionError:
         return BadLine(number, "invalid JSON: nested too deeply", raw)
     if isinstance(value, list) and len(value) == 3:
-        return _triple(number, [str(v) if v is not None else "" for v in value], raw)
+        return _triple(number, [str(v) if v is not None else "" for v in value], raw, limit)
     if not isinstance(value, dict):
         return BadLine(number, "expected an object with subject, predicate, object", raw)
     fields = []
@@ -177,16 +184,16 @@ def _parse_json(number: int, raw: str) -> Triple | BadLine:
         if not isinstance(found, (str, int, float)) or isinstance(found, bool):
             return BadLine(number, f"{names[0]!r} must be a string or number", raw)
         fields.append(str(found))
-    return _triple(number, fields, raw)
+    return _triple(number, fields, raw, limit)
 
 
-def _triple(number: int, fields: list[str], raw: str) -> Triple | BadLine:
+def _triple(number: int, fields: list[str], raw: str, limit: TextLimits) -> Triple | BadLine:
     """Fields trimmed of spaces and tabs, then held to the text contract for keys."""
     subject, predicate, obj = (normalise_newlines(f.strip(" \t")) for f in fields)
     for name, value in (("subject", subject), ("predicate", predicate), ("object", obj)):
         if not value:
             return BadLine(number, f"empty {name}", raw)
-        problem = text_problem(value, key=True)
+        problem = text_problem(value, key=True, limit=limit)
         if problem:
             return BadLine(number, f"the {name} {problem}", raw)
     return Triple(number, subject, predicate, obj)
@@ -200,7 +207,11 @@ def count_lines(path: Path) -> int:
 def load_triples(store: GraphStore, embedder: Embedder, path: str | Path, *,
                  fmt: str | None = None, sep: str | None = None, on_error: str = "fail",
                  batch_size: int = 5000, rejects_path: str | Path | None = None,
-                 progress: bool = True) -> LoadReport:
+                 progress: bool = True, mode: str = "auto") -> LoadReport:
+    """``mode``: ``incremental`` MERGEs each batch (any graph); ``bulk`` builds an empty graph
+    with the engine's bulk-insert command (FalkorDB's ``GRAPH.BULK``), then its indexes;
+    ``auto`` is bulk where the engine has it and the graph is empty. Both give the same
+    graph (tests/live/test_bulk_load.py)."""
     from tqdm import tqdm
 
     path = Path(path)
@@ -211,8 +222,11 @@ def load_triples(store: GraphStore, embedder: Embedder, path: str | Path, *,
     started = time.perf_counter()
     embed_before = getattr(embedder, "compute_seconds", 0.0)
     total = count_lines(path)
-    ensure_base_schema(store, embedder)
     report = LoadReport(str(path))
+    bulk = _BulkLoad(store, embedder, report) if _use_bulk(store, mode) else None
+    if bulk is None:
+        ensure_base_schema(store, embedder)
+    report.mode = "bulk" if bulk else "incremental"
     rejects_file = Path(rejects_path) if rejects_path else path.with_name(path.name + ".rejects")
     if on_error == "skip":
         _check_writable(rejects_file)
@@ -248,18 +262,29 @@ def load_triples(store: GraphStore, embedder: Embedder, path: str | Path, *,
                 for b in bad:
                     rejects.write(f"{b.line}\t{b.reason}\t{_visible(b.raw)}\n")
                 report.rejected += len(bad)
-            writer.submit(_batch_statements(store, embedder, good, seen_entities,
-                                            seen_predicates, report),
-                          (batch[0].line, batch[-1].line))
+            lines = (batch[0].line, batch[-1].line)
+            if bulk is not None:
+                writer.submit(bulk.batch(good), lines)
+            else:
+                writer.submit_statements(_batch_statements(
+                    store, embedder, good, seen_entities, seen_predicates, report), lines)
             bar.update(len(batch))
-            bar.set_postfix(entities=len(seen_entities), refresh=False)
+            bar.set_postfix(entities=len(bulk.ids) if bulk else len(seen_entities),
+                            refresh=False)
         writer.drain()
+    except BaseException:
+        if bulk is not None:
+            writer.close()
+            bulk.finish(after_error=True)  # what was written gets its indexes: re-runs resume
+        raise
     finally:
         writer.close()
         bar.close()
         if rejects is not None:
             rejects.close()
-    report.entities_seen = len(seen_entities)
+    if bulk is not None:
+        bulk.finish()
+    report.entities_seen = len(bulk.ids) if bulk is not None else len(seen_entities)
     report.seconds = time.perf_counter() - started
     report.embed_seconds = getattr(embedder, "compute_seconds", 0.0) - embed_before
     return report
@@ -340,6 +365,116 @@ def _batch_statements(store: GraphStore, embedder: Embedder, triples: list[Tripl
     return statements
 
 
+def _use_bulk(store: GraphStore, mode: str) -> bool:
+    if mode not in MODES:
+        raise LoadError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
+    if mode == "incremental" or (mode == "auto" and not store.dialect.BULK_INSERT):
+        return False
+    if not store.dialect.BULK_INSERT:
+        raise LoadError(f"--mode bulk: {store.address} has no bulk insert; use --mode "
+                        "incremental (batched MERGE, what auto chooses there)")
+    empty = not store.run(count_nodes()).value(0) and not store.indexes()
+    if mode == "bulk" and not empty:
+        raise LoadError(f"--mode bulk builds a new graph, and {store.address} already has "
+                        "nodes or indexes; use --mode incremental to add to it")
+    return empty
+
+
+class _BulkLoad:
+    """A first load into an empty graph through the engine's bulk-insert command.
+
+    Each batch: its new entities (with the next internal node ids, checked against the
+    engine's numbering), their list embeddings made vectors, then its facts by internal id.
+    The graph's indexes, constraints and catalog come last (:meth:`finish`), so the engine
+    builds each index once over all the data instead of updating it row by row. Facts are
+    deduplicated as MERGE would; predicates a bulk header cannot carry go through Cypher."""
+
+    def __init__(self, store: GraphStore, embedder: Embedder, report: LoadReport) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.report = report
+        self.ids: dict[str, int] = {}
+        self.predicates: dict[str, int] = {}
+        self.facts: set[int] = set()
+        self.begun = False
+        self.finished = False
+
+    def batch(self, triples: list[Triple]) -> Callable[[], None]:
+        """Prepare one batch (embedding, binary rows) here; the returned call sends it."""
+        d = self.store.dialect
+        names = list(dict.fromkeys(n for t in triples for n in (t.subject, t.object)
+                                   if n not in self.ids))
+        first = len(self.ids)
+        for offset, name in enumerate(names):
+            self.ids[name] = first + offset
+        nodes = None
+        if names:
+            nodes = BulkNodes("Entity", ("id", "name"), [(n, n) for n in names],
+                              "embedding", self.embedder.embed(names))
+        by_type: dict[str, list[tuple[int, int]]] = {}
+        by_cypher: dict[str, list[tuple[str, str]]] = {}
+        for t in triples:
+            p = self.predicates.setdefault(t.predicate, len(self.predicates))
+            self.report.predicates[t.predicate] = self.report.predicates.get(t.predicate, 0) + 1
+            head, tail = self.ids[t.subject], self.ids[t.object]
+            key = (p << 64) | (head << 32) | tail
+            if key in self.facts:
+                continue
+            self.facts.add(key)
+            if d.bulk_label_ok(t.predicate):
+                by_type.setdefault(t.predicate, []).append((head, tail))
+            else:
+                by_cypher.setdefault(t.predicate, []).append((t.subject, t.object))
+        self.report.triples += len(triples)
+        self.report.entities_written += len(names)
+        add_nodes = d.bulk_insert(begin=not self.begun, nodes=nodes) if nodes else None
+        if add_nodes is not None:
+            self.begun = True
+        edges = [BulkEdges(p, np.asarray(rows, dtype=np.uint64)) for p, rows in by_type.items()]
+        add_edges = d.bulk_insert(begin=False, edges=edges) if edges else None
+        by_statement = [self.store.prepare(load.merge_facts(d, p, rows))
+                        for p, rows in by_cypher.items()]
+        last = (names[-1], first + len(names) - 1) if names else None
+
+        def send() -> None:
+            if add_nodes is not None and last is not None:
+                if first == 0:
+                    self.store.drop()  # empty (checked): GRAPH.BULK BEGIN makes the graph anew
+                self.store.execute(add_nodes)
+                found = self.store.run(d.bulk_entity_at(last[1])).value(None)
+                if found != last[0]:
+                    raise LoadError(f"the bulk insert numbered nodes differently than kgdb "
+                                    f"expected (node {last[1]} is {found!r}, not {last[0]!r}); "
+                                    "load with --mode incremental")
+                self.store.run(d.bulk_lists_to_vectors(first, last[1]))
+            if add_edges is not None:
+                self.store.execute(add_edges)
+            if by_statement:
+                self.store.run_prepared_unit(by_statement)
+
+        return send
+
+    def finish(self, *, after_error: bool = False) -> None:
+        """Indexes, constraints, settings and the relation-type catalog over what was loaded.
+        After an error it is best effort (the error that stopped the load is what the user
+        sees); a re-run then resumes incrementally."""
+        if self.finished:
+            return
+        self.finished = True
+        try:
+            ensure_base_schema(self.store, self.embedder)
+            names = list(self.predicates)
+            if names:
+                texts = [humanize(p) for p in names]
+                self.store.run(catalog.merge_relation_types(
+                    self.store.dialect,
+                    list(zip(names, texts, self.embedder.embed(texts), strict=True))))
+            await_indexes(self.store)
+        except EngineError:
+            if not after_error:
+                raise
+
+
 class _Writer:
     """Sends each batch's statements, in order, as one unit of work on one thread while the
     caller prepares the next batch, so embedding and parameter rendering overlap the
@@ -353,19 +488,22 @@ class _Writer:
         self._pending: deque[Future[object]] = deque()
         self._failed = False
 
-    def submit(self, statements: list[Statement], lines: tuple[int, int]) -> None:
+    def submit_statements(self, statements: list[Statement], lines: tuple[int, int]) -> None:
         if not statements:
             return
         prepared = [self.store.prepare(s) for s in statements]
-        self._pending.append(self._pool.submit(self._send, prepared, lines))
+        self.submit(lambda: self.store.run_prepared_unit(prepared), lines)
+
+    def submit(self, send: Callable[[], object], lines: tuple[int, int]) -> None:
+        self._pending.append(self._pool.submit(self._send, send, lines))
         while len(self._pending) > self.depth:
             self._pending.popleft().result()
 
-    def _send(self, statements: list[Statement], lines: tuple[int, int]) -> None:
+    def _send(self, send: Callable[[], object], lines: tuple[int, int]) -> None:
         if self._failed:
             return
         try:
-            self.store.run_prepared_unit(statements)
+            send()
         except EngineConnectionError:
             self._failed = True
             raise

@@ -80,3 +80,79 @@ def test_falkordb_constraint_is_an_engine_command() -> None:
     assert ops[0].name == "GRAPH.CONSTRAINT"
     neo = Neo4jDialect().create_unique_constraint("Entity", "id")
     assert isinstance(neo[0], Statement) and "REQUIRE n.`id` IS UNIQUE" in neo[0].text
+
+
+# ---------------------------------------------------------------------- GRAPH.BULK rows
+def _read_bulk_token(data: bytes, edges: bool) -> tuple[str, list[str], list[list[object]]]:
+    """Read one GRAPH.BULK token as FalkorDB's src/bulk_insert/bulk_insert.c does."""
+    import struct
+
+    def cstring(at: int) -> tuple[str, int]:
+        end = data.index(b"\0", at)
+        return data[at:end].decode("utf-8"), end + 1
+
+    def value(at: int) -> tuple[object, int]:
+        kind, at = data[at], at + 1
+        if kind == 3:
+            return cstring(at)
+        if kind == 2:
+            return struct.unpack_from("<d", data, at)[0], at + 8
+        if kind == 5:
+            (length,), at = struct.unpack_from("<q", data, at), at + 8
+            items = []
+            for _ in range(length):
+                item, at = value(at)
+                items.append(item)
+            return items, at
+        raise AssertionError(f"type byte {kind} at {at - 1}")
+
+    label, at = cstring(0)
+    (count,), at = struct.unpack_from("<I", data, at), at + 4
+    keys = []
+    for _ in range(count):
+        key, at = cstring(at)
+        keys.append(key)
+    rows: list[list[object]] = []
+    while at < len(data):
+        row: list[object] = []
+        if edges:
+            row.extend(struct.unpack_from("<QQ", data, at))
+            at += 16
+        for _ in keys:
+            item, at = value(at)
+            row.append(item)
+        rows.append(row)
+    return label, keys, rows
+
+
+def test_bulk_insert_rows_read_back_as_the_engine_reads_them() -> None:
+    import numpy as np
+
+    from kgdb.dialects.base import BulkEdges, BulkNodes
+    from kgdb.errors import UnsupportedFeatureError
+    from kgdb.statement import GRAPH_KEY
+
+    d = FalkorDBDialect()
+    names = ["Kismet", "naïve ☃", "O'Brien \"x\" \\ y", "tab\there"]
+    vectors = np.random.default_rng(0).standard_normal((4, 5)).astype(np.float32)
+    command = d.bulk_insert(begin=True, nodes=BulkNodes(
+        "Entity", ("id", "name"), [(n, n.upper()) for n in names], "embedding", vectors))
+    assert command.name == "GRAPH.BULK"
+    assert command.args[:6] == (GRAPH_KEY, "BEGIN", 4, 0, 1, 0)
+    label, keys, rows = _read_bulk_token(command.args[6], edges=False)
+    assert (label, keys) == ("Entity", ["id", "name", "embedding"])
+    assert [r[:2] for r in rows] == [[n, n.upper()] for n in names]
+    assert np.array_equal(np.array([r[2] for r in rows], dtype=np.float32), vectors)
+
+    pairs = np.array([[0, 1], [3, 2], [1, 1]], dtype=np.uint64)
+    command = d.bulk_insert(begin=False, edges=[BulkEdges("directed_by", pairs),
+                                                BulkEdges("empty", pairs[:0])])
+    assert command.args[:5] == (GRAPH_KEY, 0, 3, 0, 1)
+    label, keys, rows = _read_bulk_token(command.args[5], edges=True)
+    assert (label, keys, rows) == ("directed_by", [], [[0, 1], [3, 2], [1, 1]])
+
+    # a header separates labels with ':', so such a type is left to Cypher
+    assert d.bulk_label_ok("directed_by") and not d.bulk_label_ok("ns:type")
+    assert not d.bulk_label_ok("a`b") and not d.bulk_label_ok("")
+    with pytest.raises(UnsupportedFeatureError):
+        Neo4jDialect().bulk_insert(begin=True)
