@@ -30,7 +30,7 @@ def load() -> None:
 @click.option("--mode", type=click.Choice(["auto", "bulk", "incremental"]), default="auto",
               show_default=True,
               help="bulk: build an empty graph with the engine's bulk insert (FalkorDB), "
-                   "indexes last; incremental: batched MERGE into any graph; auto: bulk when "
+                   "indexes last; incremental: batched upserts into any graph; auto: bulk when "
                    "the engine has it and the graph is empty.")
 @click.option("--ttr", is_flag=True,
               help="Then give the facts their triple text representations (kgdb index triples).")

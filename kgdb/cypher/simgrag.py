@@ -82,9 +82,18 @@ def _match(dialect: Dialect, linked: LinkedPattern, plan: MatchPlan, k: int, lab
     p = Params()
     node_label = dialect.labels([label])
     cand = {i: p.add(f"n{i}", [{"id": c.id, "d": c.distance} for c in n.candidates])
-            for i, n in enumerate(linked.nodes) if n.candidates is not None}
-    rtypes = {j: p.add(f"r{j}", [{"type": c.id, "d": c.distance} for c in e.types])
-              for j, e in enumerate(linked.edges) if e.types is not None}
+            for i, n in enumerate(linked.nodes) if n.candidates is not None and i == plan.anchor}
+    # Every other known item's distance is looked up per row: by key in a map (measured on
+    # FalkorDB 4.16.3 at 2,048 candidates: 9 us per row, against 138 us for a list
+    # comprehension; Neo4j's maps are hashed), or, where the engine cannot carry a key as a
+    # map parameter (a FalkorDB id with a backtick), in the list.
+    lookups = {f"n{i}": _lookup(dialect, p, f"n{i}", f"n{i}.id",
+                                [(c.id, c.distance) for c in n.candidates], "id")
+               for i, n in enumerate(linked.nodes)
+               if n.candidates is not None and i != plan.anchor}
+    lookups |= {f"r{j}": _lookup(dialect, p, f"r{j}", f"type(r{j})",
+                                 [(c.id, c.distance) for c in e.types], "type")
+                for j, e in enumerate(linked.edges) if e.types is not None}
     lines: list[str] = []
     bound_nodes: list[int] = []
     bound_edges: list[int] = []
@@ -109,13 +118,16 @@ def _match(dialect: Dialect, linked: LinkedPattern, plan: MatchPlan, k: int, lab
     anchor = linked.nodes[a]
     if anchor.candidates is not None:
         lines.append(f"UNWIND {cand[a]} AS c{a}")
+        if prune:  # cut before the id lookup: a candidate past tau is never looked up
+            dist_vars[f"n{a}"] = f"c{a}.d"
+            lines.append(f"WITH c{a}" + prune_clause(0))
         lines.append(f"MATCH (n{a}{node_label} {{id: c{a}.id}})")
         where = node_conditions(dialect, f"n{a}", anchor, p, ids=False)
         if where:
             lines.append("WHERE " + " AND ".join(where))
         bound_nodes.append(a)
         dist_vars[f"n{a}"] = f"dn{a}"
-        lines.append(f"WITH n{a}, c{a}.d AS dn{a}" + prune_clause(0))
+        lines.append(f"WITH n{a}, c{a}.d AS dn{a}")
     else:
         lines.append(f"MATCH (n{a}{node_label})")
         where = node_conditions(dialect, f"n{a}", anchor, p)
@@ -145,12 +157,12 @@ def _match(dialect: Dialect, linked: LinkedPattern, plan: MatchPlan, k: int, lab
             lines.append("WHERE " + " AND ".join(conditions))
         existing = carried()
         new_dists = []
-        if w in cand and f"n{w}" not in dist_vars:
+        if f"n{w}" in lookups and f"n{w}" not in dist_vars:
             dist_vars[f"n{w}"] = f"dn{w}"
-            new_dists.append(f"[c IN {cand[w]} WHERE c.id = n{w}.id | c.d][0] AS dn{w}")
-        if j in rtypes:
+            new_dists.append(f"{lookups[f'n{w}']} AS dn{w}")
+        if r in lookups:
             dist_vars[r] = f"dr{j}"
-            new_dists.append(f"[c IN {rtypes[j]} WHERE c.type = type({r}) | c.d][0] AS dr{j}")
+            new_dists.append(f"{lookups[r]} AS dr{j}")
         if new_dists or prune:
             lines.append("WITH " + ", ".join([existing, *new_dists]) + prune_clause(step))
 
@@ -170,6 +182,15 @@ def _match(dialect: Dialect, linked: LinkedPattern, plan: MatchPlan, k: int, lab
         f"[{', '.join(v + '.name' for v in node_vars)}] AS names, [{triples}] AS triples"
     )
     return Statement("\n".join(lines), p.values), (tau[1:] if tau else None)
+
+
+def _lookup(dialect: Dialect, p: Params, name: str, key: str,
+            distances: Sequence[tuple[str, float]], field: str) -> str:
+    """The expression giving the candidate distance of ``key`` (null if not a candidate)."""
+    if all(dialect.map_key_ok(k) for k, _ in distances):
+        return f"{p.add(f'{name}_d', {k: d for k, d in distances})}[{key}]"
+    listed = p.add(name, [{field: k, "d": d} for k, d in distances])
+    return f"[c IN {listed} WHERE c.{field} = {key} | c.d][0]"
 
 
 # ---------------------------------------------------------------------- optimized engine step

@@ -175,6 +175,10 @@ class Dialect:
         """Quote an identifier for this engine (see :func:`quote_identifier`)."""
         return quote_identifier(name, allow_backtick=self.BACKTICK_IN_IDENTIFIERS)
 
+    def map_key_ok(self, key: str) -> bool:
+        """Whether ``key`` can be a key of a map parameter (for ``$map[key]`` lookups)."""
+        return True
+
     def labels(self, names: Iterable[str]) -> str:
         """``:`A`:`B``` for a label set."""
         return "".join(":" + self.ident(n) for n in names)

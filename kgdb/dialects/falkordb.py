@@ -86,6 +86,11 @@ class FalkorDBDialect(Dialect):
              len(node_tokens), len(edge_tokens), *node_tokens, *edge_tokens),
             description="bulk insert (GRAPH.BULK)")
 
+    def map_key_ok(self, key: str) -> bool:
+        """Map parameters travel as text (``CYPHER m={`key`: ...}``), where a key is a quoted
+        name: empty keys and backticks cannot be written (kgdb.engine.falkordb._literal)."""
+        return bool(key) and "`" not in key
+
     def bulk_entity_at(self, node_id: int) -> Statement:
         return Statement(
             "MATCH (e:Entity)\n"

@@ -372,7 +372,7 @@ def _use_bulk(store: GraphStore, mode: str) -> bool:
         return False
     if not store.dialect.BULK_INSERT:
         raise LoadError(f"--mode bulk: {store.address} has no bulk insert; use --mode "
-                        "incremental (batched MERGE, what auto chooses there)")
+                        "incremental (batched upserts, what auto chooses there)")
     empty = not store.run(count_nodes()).value(0) and not store.indexes()
     if mode == "bulk" and not empty:
         raise LoadError(f"--mode bulk builds a new graph, and {store.address} already has "

@@ -267,3 +267,30 @@ def test_nearest_candidate_is_exact_at_small_k(store, embedder, kn):
                        dict(PREDICATES))
     _agree(store, embedder, graph, [("UNKNOWN movie 1", "UNKNOWN rel 1", "Satoshi Kon")],
            k=3, kn=kn, kr=2, distinct="all")
+
+
+def test_candidate_ids_no_map_can_carry(store, embedder):
+    """A known node's candidates are looked up in a map parameter, except where the engine
+    cannot write a key (FalkorDB: a backtick): then in a list. Both give brute force's
+    answer, on both engines."""
+    names = {"Kis`met": "Kis`met", "Kismet": "Kismet", "Vincente Minnelli": "Vincente Minnelli",
+             "Ann Blyth": "Ann Blyth", "Howard Keel": "Howard Keel"}
+    graph = SmallGraph(names, [("Kis`met", "directed_by", "Vincente Minnelli"),
+                               ("Kismet", "directed_by", "Vincente Minnelli"),
+                               ("Kis`met", "starred_actors", "Ann Blyth"),
+                               ("Kismet", "starred_actors", "Howard Keel")], dict(PREDICATES))
+    build_graph(store, embedder, graph)
+    pattern = pattern_from_triples([("Vincente Minnelli", "directed by", "Kismet"),
+                                    ("Kismet", "starred", "UNKNOWN actor 1")])
+    expected = brute_force(graph, embedder, pattern, k=4, k_nodes=2, k_relations=2)
+    for prune in (True, False):
+        result = search(store, embedder, pattern, k=4, k_nodes=2, k_relations=2, prune=prune)
+        assert [s.node_ids for s in result.subgraphs] == [r[1] for r in expected[0]]
+        assert [s.gsd for s in result.subgraphs] == pytest.approx([r[0] for r in expected[0]],
+                                                                 abs=2e-4)
+        assert {"Kis`met", "Kismet"} <= {s.value_of("n1") for s in result.subgraphs}
+        matched = [st for st in result.statements if "MATCH" in st.text]
+        lists = any(isinstance(v, list) and v and isinstance(v[0], dict) and "id" in v[0]
+                    and not st.text.startswith(f"UNWIND ${k} ")
+                    for st in matched for k, v in st.params.items())
+        assert lists == (store.dialect.NAME == "falkordb")
