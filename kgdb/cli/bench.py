@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -13,6 +14,14 @@ from kgdb.cli.output import emit_json, json_option
 @click.group()
 def bench() -> None:
     """Benchmarks that print numbers (JSON with --json)."""
+
+
+def _show(result: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        emit_json(result)
+        return
+    for key, value in result.items():
+        click.echo(f"{key}: {value}")
 
 
 @bench.command("load")
@@ -31,11 +40,7 @@ def bench_load(ctx: Context, file: Path, sep: str | None, cold: bool, keep: bool
 
     result = run(ctx.settings, file, sep=sep, cold=cold, keep=keep, mode=mode,
                  progress=not as_json)
-    if as_json:
-        emit_json(result)
-    else:
-        for key, value in result.items():
-            click.echo(f"{key}: {value}")
+    _show(result, as_json)
 
 
 @bench.command("scale")
@@ -64,11 +69,7 @@ def bench_scale(ctx: Context, entities: int, relationships: int | None, k_nodes:
         raise click.BadParameter(f"not a list of integers: {k_nodes!r}", param_hint="--kn") from None
     result = run(ctx.settings, entities=entities, relationships=relationships, k_nodes=kns,
                  queries=queries, seed=seed, keep=keep, progress=not as_json)
-    if as_json:
-        emit_json(result)
-    else:
-        for key, value in result.items():
-            click.echo(f"{key}: {value}")
+    _show(result, as_json)
 
 
 @bench.command("procedures")
@@ -97,8 +98,4 @@ def bench_procedures(ctx: Context, question: str, options_json: str, runs: int,
         raise ConfigError("--options must be a JSON object")
     result = run(ctx.store, ctx.embedder, question, options, runs=runs,
                  answer=not evidence_only)
-    if as_json:
-        emit_json(result)
-    else:
-        for key, value in result.items():
-            click.echo(f"{key}: {value}")
+    _show(result, as_json)
