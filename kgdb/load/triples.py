@@ -226,6 +226,8 @@ def load_triples(store: GraphStore, embedder: Embedder, path: str | Path, *,
     bulk = _BulkLoad(store, embedder, report) if _use_bulk(store, mode) else None
     if bulk is None:
         ensure_base_schema(store, embedder)
+    else:
+        bulk.start()
     report.mode = "bulk" if bulk else "incremental"
     rejects_file = Path(rejects_path) if rejects_path else path.with_name(path.name + ".rejects")
     if on_error == "skip":
@@ -383,10 +385,10 @@ def _use_bulk(store: GraphStore, mode: str) -> bool:
 class _BulkLoad:
     """A first load into an empty graph through the engine's bulk-insert command.
 
-    Each batch: its new entities (with the next internal node ids, checked against the
-    engine's numbering), their list embeddings made vectors, then its facts by internal id.
-    The graph's indexes, constraints and catalog come last (:meth:`finish`), so the engine
-    builds each index once over all the data instead of updating it row by row. Facts are
+    :meth:`start` makes the graph anew with its indexes (empty, so instant); each batch then
+    sends its new entities (with the next internal node ids, checked against the engine's
+    numbering), makes their list embeddings vectors (which inserts them into the vector index
+    while the next batch is prepared here), and sends its facts by internal id. Facts are
     deduplicated as MERGE would; predicates a bulk header cannot carry go through Cypher."""
 
     def __init__(self, store: GraphStore, embedder: Embedder, report: LoadReport) -> None:
@@ -396,15 +398,24 @@ class _BulkLoad:
         self.ids: dict[str, int] = {}
         self.predicates: dict[str, int] = {}
         self.facts: set[int] = set()
-        self.begun = False
+        self.offset = 0
         self.finished = False
+
+    def start(self) -> None:
+        """The graph anew (it is empty: checked), then its schema: indexes, constraints and
+        catalog exist before the first entity, so the engine maintains them as rows arrive
+        (creating them afterwards re-reads every node once per index)."""
+        self.store.drop()
+        self.store.execute(self.store.dialect.bulk_insert(begin=True))
+        ensure_base_schema(self.store, self.embedder)
+        self.offset = int(self.store.run(count_nodes()).value(0))
 
     def batch(self, triples: list[Triple]) -> Callable[[], None]:
         """Prepare one batch (embedding, binary rows) here; the returned call sends it."""
         d = self.store.dialect
         names = list(dict.fromkeys(n for t in triples for n in (t.subject, t.object)
                                    if n not in self.ids))
-        first = len(self.ids)
+        first = self.offset + len(self.ids)
         for offset, name in enumerate(names):
             self.ids[name] = first + offset
         nodes = None
@@ -427,9 +438,7 @@ class _BulkLoad:
                 by_cypher.setdefault(t.predicate, []).append((t.subject, t.object))
         self.report.triples += len(triples)
         self.report.entities_written += len(names)
-        add_nodes = d.bulk_insert(begin=not self.begun, nodes=nodes) if nodes else None
-        if add_nodes is not None:
-            self.begun = True
+        add_nodes = d.bulk_insert(begin=False, nodes=nodes) if nodes else None
         edges = [BulkEdges(p, np.asarray(rows, dtype=np.uint64)) for p, rows in by_type.items()]
         add_edges = d.bulk_insert(begin=False, edges=edges) if edges else None
         by_statement = [self.store.prepare(load.merge_facts(d, p, rows))
@@ -438,8 +447,6 @@ class _BulkLoad:
 
         def send() -> None:
             if add_nodes is not None and last is not None:
-                if first == 0:
-                    self.store.drop()  # empty (checked): GRAPH.BULK BEGIN makes the graph anew
                 self.store.execute(add_nodes)
                 found = self.store.run(d.bulk_entity_at(last[1])).value(None)
                 if found != last[0]:
@@ -455,14 +462,12 @@ class _BulkLoad:
         return send
 
     def finish(self, *, after_error: bool = False) -> None:
-        """Indexes, constraints, settings and the relation-type catalog over what was loaded.
-        After an error it is best effort (the error that stopped the load is what the user
-        sees); a re-run then resumes incrementally."""
+        """The relation-type catalog, then every index online. After an error it is best
+        effort (the error that stopped the load is what the user sees)."""
         if self.finished:
             return
         self.finished = True
         try:
-            ensure_base_schema(self.store, self.embedder)
             names = list(self.predicates)
             if names:
                 texts = [humanize(p) for p in names]
