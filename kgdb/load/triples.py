@@ -428,7 +428,7 @@ class _BulkLoad:
             p = self.predicates.setdefault(t.predicate, len(self.predicates))
             self.report.predicates[t.predicate] = self.report.predicates.get(t.predicate, 0) + 1
             head, tail = self.ids[t.subject], self.ids[t.object]
-            key = (p << 64) | (head << 32) | tail
+            key = (p << 128) | (head << 64) | tail
             if key in self.facts:
                 continue
             self.facts.add(key)
