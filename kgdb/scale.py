@@ -277,7 +277,7 @@ def bench_scale(settings: Settings, *, entities: int, relationships: int | None 
             tsv = Path(tmp) / "facts.tsv"
             graph.write_tsv(tsv)
             t = time.perf_counter()
-            report = load_triples(store, embedder, tsv, sep="|", progress=progress,
+            report = load_triples(store, embedder, tsv, sep="|", progress=progress, mode="auto",
                                   batch_size=5000)
             load_s = time.perf_counter() - t
         result.update({

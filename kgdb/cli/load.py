@@ -27,11 +27,12 @@ def load() -> None:
 @click.option("--rejects", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Where --on-error skip writes bad lines (default FILE.rejects).")
 @click.option("--batch-size", default=5000, show_default=True, type=click.IntRange(1, 1_000_000))
-@click.option("--mode", type=click.Choice(["auto", "bulk", "incremental"]), default="auto",
-              show_default=True,
-              help="bulk: build an empty graph with the engine's bulk insert (FalkorDB), "
-                   "indexes last; incremental: batched upserts into any graph; auto: bulk when "
-                   "the engine has it and the graph is empty.")
+@click.option("--mode", type=click.Choice(["incremental", "bulk", "auto"]),
+              default="incremental", show_default=True,
+              help="incremental: batched upserts into any graph, beside other writers; bulk: "
+                   "fill an empty graph with the engine's bulk insert (FalkorDB), the graph's "
+                   "only writer meanwhile; auto: bulk when the engine has it and the graph is "
+                   "empty.")
 @click.option("--ttr", is_flag=True,
               help="Then give the facts their triple text representations (kgdb index triples).")
 @click.option("--no-progress", is_flag=True)

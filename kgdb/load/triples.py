@@ -207,11 +207,12 @@ def count_lines(path: Path) -> int:
 def load_triples(store: GraphStore, embedder: Embedder, path: str | Path, *,
                  fmt: str | None = None, sep: str | None = None, on_error: str = "fail",
                  batch_size: int = 5000, rejects_path: str | Path | None = None,
-                 progress: bool = True, mode: str = "auto") -> LoadReport:
-    """``mode``: ``incremental`` MERGEs each batch (any graph); ``bulk`` builds an empty graph
-    with the engine's bulk-insert command (FalkorDB's ``GRAPH.BULK``), then its indexes;
-    ``auto`` is bulk where the engine has it and the graph is empty. Both give the same
-    graph (tests/live/test_bulk_load.py)."""
+                 progress: bool = True, mode: str = "incremental") -> LoadReport:
+    """``mode``: ``incremental`` (the default) MERGEs each batch into any graph, safe beside
+    other writers; ``bulk`` fills an empty graph with the engine's bulk-insert command
+    (FalkorDB's ``GRAPH.BULK``) and must be the graph's only writer while it runs (it numbers
+    the nodes it inserts); ``auto`` is bulk where the engine has it and the graph is empty.
+    Both give the same graph (tests/live/test_bulk_load.py)."""
     from tqdm import tqdm
 
     path = Path(path)

@@ -1,6 +1,6 @@
 """Bulk loading (FalkorDB's GRAPH.BULK) gives the graph the incremental loader gives: the same
-nodes, properties, vectors, relationships, catalog and indexes; auto chooses it only for an
-empty graph; bad input and a re-run behave as they do incrementally."""
+nodes, properties, vectors, relationships, catalog and indexes; it runs only when asked
+(auto: only for an empty graph); bad input and a re-run behave as they do incrementally."""
 
 from __future__ import annotations
 
@@ -91,7 +91,7 @@ def test_bulk_equals_incremental(falkordb_store: Any, second: Any, embedder: Any
         "YIELD node RETURN node.id AS id", {"v": embedder.embed_one("Amélie").tolist()}).single()
     assert row == {"id": "Amélie"}
     # auto on a graph with data is incremental, and reloading changes nothing
-    again = load_triples(falkordb_store, embedder, path, progress=False)
+    again = load_triples(falkordb_store, embedder, path, progress=False, mode="auto")
     assert again.mode == "incremental" and again.entities_written == 0
     assert_same(snapshot(falkordb_store), two)
 
@@ -99,11 +99,16 @@ def test_bulk_equals_incremental(falkordb_store: Any, second: Any, embedder: Any
 def test_auto_bulk_only_on_an_empty_graph(falkordb_store: Any, neo4j_store: Any, embedder: Any,
                                           tmp_path: Path) -> None:
     path = write(tmp_path, LINES[:3])
-    assert load_triples(falkordb_store, embedder, path, progress=False).mode == "bulk"
+    # bulk must be the graph's only writer, so only asked for: the default is incremental
+    assert load_triples(falkordb_store, embedder, path, progress=False).mode == "incremental"
+    falkordb_store.reset()
+    assert load_triples(falkordb_store, embedder, path, progress=False,
+                        mode="auto").mode == "bulk"
     with pytest.raises(LoadError, match="already has nodes or indexes; use --mode incremental"):
         load_triples(falkordb_store, embedder, path, progress=False, mode="bulk")
     # Neo4j has no bulk-insert command for a live database: auto is batched MERGE
-    assert load_triples(neo4j_store, embedder, path, progress=False).mode == "incremental"
+    assert load_triples(neo4j_store, embedder, path, progress=False,
+                        mode="auto").mode == "incremental"
     with pytest.raises(LoadError, match="has no bulk insert; use --mode incremental"):
         load_triples(neo4j_store, embedder, path, progress=False, mode="bulk")
     with pytest.raises(LoadError, match="--mode must be one of"):
