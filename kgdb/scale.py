@@ -35,6 +35,7 @@ import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -191,14 +192,18 @@ def _server_memory_mb(settings: Settings) -> dict[str, Any]:
 
     from kgdb.config import kgdb_home
 
-    candidates = [Path(".neo4j") / "server.json"]  # `make neo4j`'s home
     if settings.embedded:
         candidates = list(kgdb_home().rglob("server.json"))
+    else:  # `make neo4j`'s home, or `kgdb neo4j start`'s: the one serving the URI's port
+        candidates = [Path(".neo4j") / "server.json", kgdb_home() / "neo4j" / "server.json"]
     for state in candidates:
         try:
-            pid = int(json.loads(state.read_text())["pid"])
+            info = json.loads(state.read_text())
+            pid = int(info["pid"])
+            if not settings.embedded and urlsplit(settings.uri or "").port != info["port"]:
+                continue
             status = Path(f"/proc/{pid}/status").read_text()
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, TypeError):
             continue
         fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
         return {"pid": pid, "peak_rss_mb": round(int(fields["VmHWM"].split()[0]) / 1024, 1),

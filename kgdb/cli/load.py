@@ -30,9 +30,8 @@ def load() -> None:
 @click.option("--mode", type=click.Choice(["incremental", "bulk", "auto"]),
               default="incremental", show_default=True,
               help="incremental: batched upserts into any graph, beside other writers; bulk: "
-                   "fill an empty graph with the engine's bulk insert (FalkorDB), the graph's "
-                   "only writer meanwhile; auto: bulk when the engine has it and the graph is "
-                   "empty.")
+                   "fill an empty graph as its only writer (FalkorDB's bulk insert, CREATE "
+                   "batches on Neo4j); auto: bulk when the graph is empty.")
 @click.option("--ttr", is_flag=True,
               help="Then give the facts their triple text representations (kgdb index triples).")
 @click.option("--no-progress", is_flag=True)

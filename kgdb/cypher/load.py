@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from kgdb.dialects.base import Dialect
 from kgdb.statement import Statement
 
@@ -18,22 +20,45 @@ def match_embedded_entities(ids: Sequence[str]) -> Statement:
         "RETURN e.id AS id", {"ids": list(ids)})
 
 
-def merge_entities(d: Dialect, entities: Sequence[tuple[str, str, Sequence[float]]]
-                   ) -> Statement:
-    """``entities``: (id, name, embedding), for entities that have no embedding yet.
+def merge_entities(d: Dialect, ids: Sequence[str], names: Sequence[str],
+                   vectors: np.ndarray) -> Statement:
+    """Entities ``ids[i]`` named ``names[i]`` with embedding ``vectors[i]``, for entities that
+    have no embedding yet. The vectors go as one matrix parameter, not one list per row: the
+    Neo4j driver packs a matrix without walking it in Python, and renders only a summary of
+    it in its debug log (it renders every row's list of floats, a second per thousand entities).
 
     An entity that already has one is never rewritten (see kgdb/cypher/catalog.py on
     FalkorDB's stale vector entries): the loader asks :func:`match_embedded_entities` first.
     """
     return Statement(
-        "UNWIND $rows AS row\n"
-        "MERGE (e:Entity {id: row.id})\n"
-        f"ON CREATE SET e.name = row.name, e.embedding = {d.vector_value('row.embedding')}\n"
-        "WITH e, row\n"
+        "UNWIND range(0, size($ids) - 1) AS i\n"
+        "WITH $ids[i] AS id, $names[i] AS name, $vectors[i] AS vector\n"
+        "MERGE (e:Entity {id: id})\n"
+        f"ON CREATE SET e.name = name, e.embedding = {d.vector_value('vector')}\n"
+        "WITH e, name, vector\n"
         "WHERE e.embedding IS NULL\n"
-        f"SET e.name = row.name, e.embedding = {d.vector_value('row.embedding')}",
-        {"rows": [{"id": i, "name": n, "embedding": v} for i, n, v in entities]},
+        f"SET e.name = name, e.embedding = {d.vector_value('vector')}",
+        {"ids": list(ids), "names": list(names), "vectors": _matrix(vectors, len(ids))},
         write=True, idempotent=True)
+
+
+def create_entities(d: Dialect, ids: Sequence[str], names: Sequence[str],
+                    vectors: np.ndarray) -> Statement:
+    """New entities (a bulk load into an empty graph, which knows none of ``ids`` exists):
+    CREATE, with no lookup per row. Parameters as in :func:`merge_entities`."""
+    return Statement(
+        "UNWIND range(0, size($ids) - 1) AS i\n"
+        "CREATE (e:Entity {id: $ids[i], name: $names[i]})\n"
+        f"SET e.embedding = {d.vector_value('$vectors[i]')}",
+        {"ids": list(ids), "names": list(names), "vectors": _matrix(vectors, len(ids))},
+        write=True)
+
+
+def _matrix(vectors: np.ndarray, rows: int) -> np.ndarray:
+    matrix = np.asarray(vectors, dtype=np.float32)
+    if matrix.ndim != 2 or matrix.shape[0] != rows:
+        raise ValueError(f"expected {rows} vectors, got an array of shape {matrix.shape}")
+    return matrix
 
 
 def merge_facts(d: Dialect, predicate: str, pairs: Sequence[tuple[str, str]]) -> Statement:
@@ -48,6 +73,17 @@ def merge_facts(d: Dialect, predicate: str, pairs: Sequence[tuple[str, str]]) ->
         "FOREACH (_ IN CASE WHEN r.extracted = true THEN [1] ELSE [] END | SET r.asserted = true)",
         {"rows": [{"h": h, "t": t} for h, t in pairs]},
         write=True, idempotent=True)
+
+
+def create_facts(d: Dialect, predicate: str, pairs: Sequence[tuple[str, str]]) -> Statement:
+    """New facts (a bulk load, which has dropped repeated pairs itself): one relationship typed
+    by ``predicate`` per (head id, tail id) pair, CREATEd without looking for an existing one."""
+    return Statement(
+        "UNWIND range(0, size($heads) - 1) AS i\n"
+        "MATCH (h:Entity {id: $heads[i]})\n"
+        "MATCH (t:Entity {id: $tails[i]})\n"
+        f"CREATE (h)-[:{d.ident(predicate)}]->(t)",
+        {"heads": [h for h, _ in pairs], "tails": [t for _, t in pairs]}, write=True)
 
 
 def merge_records(d: Dialect, label: str, properties: Sequence[str],

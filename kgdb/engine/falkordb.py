@@ -215,6 +215,9 @@ def _literal(value: Any) -> str:
                 raise EngineError("cannot send a vector with NaN or infinite values")
             if value.dtype == np.float32 and value.ndim == 1:
                 return _float32_format(len(value)) % tuple(value.tolist())
+            if value.dtype == np.float32 and value.ndim == 2:
+                row = _float32_format(value.shape[1])
+                return "[" + ",".join(row % tuple(r) for r in value.tolist()) + "]"
             return "[" + ",".join(map(repr, value.tolist())) + "]"
         return _literal(value.tolist())
     if isinstance(value, (list, tuple)):

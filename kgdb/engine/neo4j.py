@@ -238,6 +238,10 @@ def _result(result: Any) -> Result:
 
 def _param(value: Any) -> Any:
     if isinstance(value, np.ndarray):
+        if value.ndim == 2 and value.dtype.kind == "f":
+            # A matrix (a batch's vectors) goes as it is: the driver packs it, and its debug
+            # log renders numpy's summary of it instead of every float (1 s per 1,000 rows)
+            return value
         return value.tolist()
     if isinstance(value, np.generic):
         return value.item()

@@ -356,8 +356,8 @@ def _batch_statements(store: GraphStore, embedder: Embedder, triples: list[Tripl
         vectors = embedder.embed(missing)
         for start in range(0, len(missing), ENTITY_BATCH):
             chunk = missing[start:start + ENTITY_BATCH]
-            statements.append(load.merge_entities(d, [
-                (n, n, v) for n, v in zip(chunk, vectors[start:start + len(chunk)], strict=True)]))
+            statements.append(load.merge_entities(d, chunk, chunk,
+                                                  vectors[start:start + len(chunk)]))
         report.entities_written += len(missing)
         seen_entities.update(names)
     by_predicate: dict[str, list[tuple[str, str]]] = {}
@@ -373,31 +373,37 @@ def _batch_statements(store: GraphStore, embedder: Embedder, triples: list[Tripl
 def _use_bulk(store: GraphStore, mode: str) -> bool:
     if mode not in MODES:
         raise LoadError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
-    if mode == "incremental" or (mode == "auto" and not store.dialect.BULK_INSERT):
+    if mode == "incremental":
         return False
-    if not store.dialect.BULK_INSERT:
-        raise LoadError(f"--mode bulk: {store.address} has no bulk insert; use --mode "
-                        "incremental (batched upserts, what auto chooses there)")
-    empty = not store.run(count_nodes()).value(0) and not store.indexes()
+    # the bulk-insert command makes the graph anew, so there it must not even have indexes
+    # (Neo4j's two token lookup indexes are always there and not kgdb's)
+    empty = not store.run(count_nodes()).value(0) and not (
+        store.dialect.BULK_INSERT and any(i.kind != "lookup" for i in store.indexes()))
     if mode == "bulk" and not empty:
         raise LoadError(f"--mode bulk builds a new graph, and {store.address} already has "
-                        "nodes or indexes; use --mode incremental to add to it")
+                        "nodes" + (" or indexes" if store.dialect.BULK_INSERT else "") +
+                        "; use --mode incremental to add to it")
     return empty
 
 
 class _BulkLoad:
-    """A first load into an empty graph through the engine's bulk-insert command.
+    """A first load into an empty graph, as its only writer: kgdb numbers the entities and
+    drops repeated facts itself, so nothing is looked up or merged in the engine.
 
-    :meth:`start` makes the graph anew with its indexes (empty, so instant); each batch then
-    sends its new entities (with the next internal node ids, checked against the engine's
+    Where the engine has a bulk-insert command (FalkorDB's ``GRAPH.BULK``), :meth:`start`
+    makes the graph anew with its indexes (empty, so instant); each batch then sends its new
+    entities as binary rows (with the next internal node ids, checked against the engine's
     numbering), makes their list embeddings vectors (which inserts them into the vector index
-    while the next batch is prepared here), and sends its facts by internal id. Facts are
-    deduplicated as MERGE would; predicates a bulk header cannot carry go through Cypher."""
+    while the next batch is prepared here), and sends its facts by internal id; predicates a
+    bulk header cannot carry go through Cypher. Elsewhere (Neo4j) each batch is one
+    transaction of CREATE statements: entities with their vectors as one matrix parameter,
+    then facts matched by id through the uniqueness constraint's index."""
 
     def __init__(self, store: GraphStore, embedder: Embedder, report: LoadReport) -> None:
         self.store = store
         self.embedder = embedder
         self.report = report
+        self.command = store.dialect.BULK_INSERT
         self.ids: dict[str, int] = {}
         self.predicates: dict[str, int] = {}
         self.facts: set[int] = set()
@@ -405,42 +411,67 @@ class _BulkLoad:
         self.finished = False
 
     def start(self) -> None:
-        """The graph anew (it is empty: checked), then its schema: indexes, constraints and
-        catalog exist before the first entity, so the engine maintains them as rows arrive
-        (created after the data, at 919k entities, they were not built within 600 s)."""
-        self.store.drop()
-        self.store.execute(self.store.dialect.bulk_insert(begin=True))
+        """The graph's schema: indexes, constraints and catalog exist before the first entity,
+        so the engine maintains them as rows arrive (created after the data, at 919k entities,
+        FalkorDB's were not built within 600 s). With a bulk-insert command the graph is made
+        anew by it first (it is empty: checked)."""
+        if self.command:
+            self.store.drop()
+            self.store.execute(self.store.dialect.bulk_insert(begin=True))
         ensure_base_schema(self.store, self.embedder)
-        self.offset = int(self.store.run(count_nodes()).value(0))
+        if self.command:
+            self.offset = int(self.store.run(count_nodes()).value(0))
 
     def batch(self, triples: list[Triple]) -> Callable[[], None]:
-        """Prepare one batch (embedding, binary rows) here; the returned call sends it."""
-        d = self.store.dialect
+        """Prepare one batch (embedding, rows) here; the returned call sends it."""
         names = list(dict.fromkeys(n for t in triples for n in (t.subject, t.object)
                                    if n not in self.ids))
         first = self.offset + len(self.ids)
         for offset, name in enumerate(names):
             self.ids[name] = first + offset
-        nodes = None
-        if names:
-            nodes = BulkNodes("Entity", ("id", "name"), [(n, n) for n in names],
-                              "embedding", self.embedder.embed(names))
-        by_type: dict[str, list[tuple[int, int]]] = {}
-        by_cypher: dict[str, list[tuple[str, str]]] = {}
+        vectors = self.embedder.embed(names)
+        facts: dict[str, list[Triple]] = {}
         for t in triples:
             p = self.predicates.setdefault(t.predicate, len(self.predicates))
             self.report.predicates[t.predicate] = self.report.predicates.get(t.predicate, 0) + 1
-            head, tail = self.ids[t.subject], self.ids[t.object]
-            key = (p << 128) | (head << 64) | tail
+            key = (p << 128) | (self.ids[t.subject] << 64) | self.ids[t.object]
             if key in self.facts:
                 continue
             self.facts.add(key)
-            if d.bulk_label_ok(t.predicate):
-                by_type.setdefault(t.predicate, []).append((head, tail))
-            else:
-                by_cypher.setdefault(t.predicate, []).append((t.subject, t.object))
+            facts.setdefault(t.predicate, []).append(t)
         self.report.triples += len(triples)
         self.report.entities_written += len(names)
+        if not self.command:
+            d = self.store.dialect
+            statements = []
+            for start in range(0, len(names), ENTITY_BATCH):
+                chunk = names[start:start + ENTITY_BATCH]
+                statements.append(load.create_entities(d, chunk, chunk,
+                                                       vectors[start:start + len(chunk)]))
+            statements += [load.create_facts(d, p, [(t.subject, t.object) for t in rows])
+                           for p, rows in facts.items()]
+            prepared = [self.store.prepare(s) for s in statements]
+
+            def send() -> None:
+                self.store.run_prepared_unit(prepared)
+
+            return send
+        return self._command_batch(names, first, vectors, facts)
+
+    def _command_batch(self, names: list[str], first: int, vectors: np.ndarray,
+                       facts: dict[str, list[Triple]]) -> Callable[[], None]:
+        d = self.store.dialect
+        nodes = None
+        if names:
+            nodes = BulkNodes("Entity", ("id", "name"), [(n, n) for n in names],
+                              "embedding", vectors)
+        by_type: dict[str, list[tuple[int, int]]] = {}
+        by_cypher: dict[str, list[tuple[str, str]]] = {}
+        for predicate, rows in facts.items():
+            if d.bulk_label_ok(predicate):
+                by_type[predicate] = [(self.ids[t.subject], self.ids[t.object]) for t in rows]
+            else:
+                by_cypher[predicate] = [(t.subject, t.object) for t in rows]
         add_nodes = d.bulk_insert(begin=False, nodes=nodes) if nodes else None
         edges = [BulkEdges(p, np.asarray(rows, dtype=np.uint64)) for p, rows in by_type.items()]
         add_edges = d.bulk_insert(begin=False, edges=edges) if edges else None

@@ -1,6 +1,7 @@
-"""Bulk loading (FalkorDB's GRAPH.BULK) gives the graph the incremental loader gives: the same
-nodes, properties, vectors, relationships, catalog and indexes; it runs only when asked
-(auto: only for an empty graph); bad input and a re-run behave as they do incrementally."""
+"""Bulk loading (FalkorDB's GRAPH.BULK; CREATE batches on Neo4j) gives the graph the incremental
+loader gives: the same nodes, properties, vectors, relationships, catalog and indexes; it runs
+only when asked (auto: only for an empty graph); bad input and a re-run behave as they do
+incrementally."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from click.testing import CliRunner
 
 from kgdb.errors import LoadError
 from kgdb.load.triples import load_triples
-from tests.conftest import _falkordb_store
 
 pytestmark = pytest.mark.live
 
@@ -67,76 +67,64 @@ def write(tmp_path: Path, lines: list[str], name: str = "kb.txt") -> Path:
     return path
 
 
-@pytest.fixture
-def second(embedded_home: Path) -> Any:
-    yield from _falkordb_store(embedded_home)
-
-
-def test_bulk_equals_incremental(falkordb_store: Any, second: Any, embedder: Any,
-                                 tmp_path: Path) -> None:
+def test_bulk_equals_incremental(store: Any, embedder: Any, tmp_path: Path) -> None:
     path = write(tmp_path, LINES)
-    bulk = load_triples(falkordb_store, embedder, path, progress=False, batch_size=3,
-                        mode="bulk")
-    incremental = load_triples(second, embedder, path, progress=False, batch_size=3,
-                               mode="incremental")
-    assert bulk.mode == "bulk" and incremental.mode == "incremental"
-    for field in ("triples", "entities_seen", "entities_written", "predicates"):
-        assert getattr(bulk, field) == getattr(incremental, field), field
-    one, two = snapshot(falkordb_store), snapshot(second)
-    assert_same(one, two)
+    bulk = load_triples(store, embedder, path, progress=False, batch_size=3, mode="bulk")
+    assert bulk.mode == "bulk"
+    one = snapshot(store)
     assert len(one["edges"]) >= 9  # facts + catalog edges, the duplicate once
     # the vector index answers over bulk-loaded vectors: a name's nearest entity is itself
-    row = falkordb_store.run(
-        "CALL db.idx.vector.queryNodes('Entity', 'embedding', 1, vecf32($v)) "
-        "YIELD node RETURN node.id AS id", {"v": embedder.embed_one("Amélie").tolist()}).single()
-    assert row == {"id": "Amélie"}
+    nearest = store.dialect.nearest_nodes("Entity", "embedding", embedder.embed_one("Amélie"), 1,
+                                          returns=("id",))
+    assert [r["id"] for r in store.run(nearest).records()] == ["Amélie"]
     # auto on a graph with data is incremental, and reloading changes nothing
-    again = load_triples(falkordb_store, embedder, path, progress=False, mode="auto")
+    again = load_triples(store, embedder, path, progress=False, mode="auto")
     assert again.mode == "incremental" and again.entities_written == 0
-    assert_same(snapshot(falkordb_store), two)
+    assert_same(snapshot(store), one)
+    store.reset()
+    incremental = load_triples(store, embedder, path, progress=False, batch_size=3,
+                               mode="incremental")
+    assert incremental.mode == "incremental"
+    for field in ("triples", "entities_seen", "entities_written", "predicates"):
+        assert getattr(bulk, field) == getattr(incremental, field), field
+    assert_same(one, snapshot(store))
 
 
-def test_auto_bulk_only_on_an_empty_graph(falkordb_store: Any, neo4j_store: Any, embedder: Any,
-                                          tmp_path: Path) -> None:
+def test_auto_bulk_only_on_an_empty_graph(store: Any, embedder: Any, tmp_path: Path) -> None:
     path = write(tmp_path, LINES[:3])
     # bulk must be the graph's only writer, so only asked for: the default is incremental
-    assert load_triples(falkordb_store, embedder, path, progress=False).mode == "incremental"
-    falkordb_store.reset()
-    assert load_triples(falkordb_store, embedder, path, progress=False,
-                        mode="auto").mode == "bulk"
-    with pytest.raises(LoadError, match="already has nodes or indexes; use --mode incremental"):
-        load_triples(falkordb_store, embedder, path, progress=False, mode="bulk")
-    # Neo4j has no bulk-insert command for a live database: auto is batched MERGE
-    assert load_triples(neo4j_store, embedder, path, progress=False,
-                        mode="auto").mode == "incremental"
-    with pytest.raises(LoadError, match="has no bulk insert; use --mode incremental"):
-        load_triples(neo4j_store, embedder, path, progress=False, mode="bulk")
+    assert load_triples(store, embedder, path, progress=False).mode == "incremental"
+    with pytest.raises(LoadError, match=r"already has nodes.*; use --mode incremental"):
+        load_triples(store, embedder, path, progress=False, mode="bulk")
+    store.reset()
+    assert load_triples(store, embedder, path, progress=False, mode="auto").mode == "bulk"
+    assert load_triples(store, embedder, path, progress=False, mode="auto").mode == "incremental"
     with pytest.raises(LoadError, match="--mode must be one of"):
-        load_triples(neo4j_store, embedder, path, progress=False, mode="fast")
+        load_triples(store, embedder, path, progress=False, mode="fast")
 
 
-def test_bad_line_then_rerun_completes(falkordb_store: Any, second: Any, embedder: Any,
-                                       tmp_path: Path) -> None:
+def test_bad_line_then_rerun_completes(store: Any, embedder: Any, tmp_path: Path) -> None:
     lines = [*LINES[:4], "only two|fields", *LINES[4:]]
     path = write(tmp_path, lines)
     with pytest.raises(LoadError, match=r"kb.txt:5: expected 3 fields.*nothing from lines 5-8 "
                                         r"was written, lines before 5 are loaded"):
-        load_triples(falkordb_store, embedder, path, progress=False, batch_size=4, mode="bulk")
+        load_triples(store, embedder, path, progress=False, batch_size=4, mode="bulk")
     # what was written is a consistent graph: indexed, searchable, resumable
-    assert falkordb_store.run("MATCH (e:Entity) RETURN count(e)").value() == 4
-    assert {i.kind for i in falkordb_store.indexes()} >= {"vector", "unique", "fulltext"}
+    assert store.run("MATCH (e:Entity) RETURN count(e)").value() == 4
+    assert {i.kind for i in store.indexes()} >= {"vector", "unique", "fulltext"}
     path.write_text("\n".join(LINES) + "\n", encoding="utf-8")
-    assert load_triples(falkordb_store, embedder, path, progress=False).mode == "incremental"
-    load_triples(second, embedder, path, progress=False, mode="incremental")
-    assert_same(snapshot(falkordb_store), snapshot(second))
+    assert load_triples(store, embedder, path, progress=False).mode == "incremental"
+    resumed = snapshot(store)
+    store.reset()
+    load_triples(store, embedder, path, progress=False, mode="incremental")
+    assert_same(resumed, snapshot(store))
 
 
-def test_cli_mode_and_json(falkordb_store: Any, tmp_path: Path,
-                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_mode_and_json(store: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from kgdb.cli import cli
     from tests.conftest import engine_env
 
-    for key, value in engine_env(falkordb_store).items():
+    for key, value in engine_env(store).items():
         monkeypatch.setenv(key, value)
     path = write(tmp_path, LINES)
     result = CliRunner().invoke(cli, ["load", "triples", str(path), "--mode", "bulk",

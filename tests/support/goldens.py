@@ -66,7 +66,9 @@ def updating() -> bool:
 
 
 def _json_value(value: Any) -> Any:
-    """Parameters as JSON; tuples become lists, anything else non-JSON its repr."""
+    """Parameters as JSON; tuples and arrays become lists, anything else non-JSON its repr."""
+    if hasattr(value, "tolist") and hasattr(value, "dtype"):  # numpy: a vector or matrix
+        return _json_value(value.tolist())
     if isinstance(value, dict):
         return {str(k): _json_value(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

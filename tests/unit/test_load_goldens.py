@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from kgdb.cypher import catalog, load
 from kgdb.dialects import Dialect
 from kgdb.load.records import merge_records, read_spec
@@ -39,8 +41,14 @@ def schema_ddl(schema: Schema) -> Case:
 CASES = [
     Case("match_embedded_entities", {"ids": ["Kismet"]},
          lambda d: load.match_embedded_entities(["Kismet"])),
-    Case("merge_entities", {"entities": [["Kismet", "Kismet", VECTOR]]},
-         lambda d: load.merge_entities(d, [("Kismet", "Kismet", VECTOR)])),
+    Case("merge_entities", {"ids": ["Kismet"], "vectors": [VECTOR]},
+         lambda d: load.merge_entities(d, ["Kismet"], ["Kismet"], np.array([VECTOR]))),
+    Case("create_entities", {"ids": ["Kismet"], "vectors": [VECTOR]},
+         lambda d: load.create_entities(d, ["Kismet"], ["Kismet"], np.array([VECTOR]))),
+    Case("create_facts", {"predicate": "directed_by", "pairs": [["Kismet", "William Dieterle"]]},
+         lambda d: load.create_facts(d, "directed_by", [("Kismet", "William Dieterle")])),
+    Case("create_facts[hostile]", {"predicate": HOSTILE},
+         lambda d: load.create_facts(d, HOSTILE, [])),
     Case("bulk_entity_at", {"node": 7}, lambda d: d.bulk_entity_at(7)),
     Case("bulk_lists_to_vectors", {"first": 0, "last": 4999},
          lambda d: d.bulk_lists_to_vectors(0, 4999)),
