@@ -24,6 +24,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from kgdb.cypher.params import Params
 from kgdb.dialects.base import Dialect
 from kgdb.errors import UnsupportedFeatureError
@@ -122,7 +124,8 @@ def set_document_vectors(d: Dialect, vectors: Sequence[tuple[str, Sequence[float
     with 384-dimension vectors; shared/dialects.md, "List param vs stored vector")."""
     p = Params()
     emb = d.ident(EMBEDDING)
-    rows = p.add("rows", [{"id": i, "embedding": list(v)} for i, v in vectors])
+    rows = p.add("rows", [{"id": i, "embedding": np.asarray(v, dtype=np.float64)}
+                          for i, v in vectors])
     return Statement(
         f"UNWIND {rows} AS row\n"
         f"MATCH (n:{d.ident(DOCUMENT)} {{id: row.id}})\n"

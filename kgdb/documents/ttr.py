@@ -130,7 +130,7 @@ def _index_type(store: GraphStore, embedder: Embedder, rel_type: str, batch: int
         part = todo[start:start + batch]
         vectors = embedder.embed([r["text"] for r in part])
         store.run(cy.set_fact_texts(d, rel_type, [
-            {**r, "embedding": [float(x) for x in v]}
+            {**r, "embedding": v}
             for r, v in zip(part, vectors, strict=True)]))
         report.written += len(part)
         bar.update(len(part))

@@ -236,12 +236,23 @@ def _result(result: Any) -> Result:
     return Result(keys, rows, stats)
 
 
+class _Vector(list[float]):
+    """A vector parameter: packed as the list it is, shown by its size. The driver renders
+    every parameter into its debug log before sending it, whether that log is on or not
+    (neo4j 6.4): for 384-d vectors, about 1 s per 1,000 of them."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"<{len(self)}-d vector>"
+
+
 def _param(value: Any) -> Any:
     if isinstance(value, np.ndarray):
-        if value.ndim == 2 and value.dtype.kind == "f":
-            # A matrix (a batch's vectors) goes as it is: the driver packs it, and its debug
-            # log renders numpy's summary of it instead of every float (1 s per 1,000 rows)
-            return value
+        if value.dtype.kind == "f" and value.ndim == 1:
+            return _Vector(value.tolist())
+        if value.dtype.kind == "f" and value.ndim == 2:
+            return [_Vector(row) for row in value.tolist()]
         return value.tolist()
     if isinstance(value, np.generic):
         return value.item()
