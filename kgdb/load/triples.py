@@ -45,6 +45,8 @@ FORMATS = ("tsv", "csv", "jsonl")
 MODES = ("auto", "bulk", "incremental")
 ENTITY_BATCH = 500
 """Entities per statement: each carries a vector, so statements stay a few MB."""
+ENTITY_NUMBERS = 1 << 32
+"""A bulk load keys a fact by its ends' numbers in 32 bits each (:class:`PairSet`)."""
 
 _JSON_KEYS = (("subject", "head", "s", "h"), ("predicate", "relation", "p", "r"),
               ("object", "tail", "o", "t"))
@@ -386,6 +388,37 @@ def _use_bulk(store: GraphStore, mode: str) -> bool:
     return empty
 
 
+class PairSet:
+    """The (head, tail) pairs of one relation type a bulk load has written, as 64-bit keys
+    (``head << 32 | tail`` of kgdb's entity numbers) in sorted runs merged as they grow, so
+    a run is searched in O(log n) and memory is 8 bytes per fact (a Python set of the same
+    keys takes about 70). :meth:`add` returns which keys are new: MERGE's semantics, a
+    repeated fact written once."""
+
+    def __init__(self) -> None:
+        self.runs: list[np.ndarray] = []
+
+    def __len__(self) -> int:
+        return sum(len(run) for run in self.runs)
+
+    def add(self, keys: np.ndarray) -> np.ndarray:
+        """Add ``keys`` (uint64); True where a key was neither added before nor earlier in
+        ``keys`` itself."""
+        new = np.zeros(len(keys), dtype=bool)
+        _, first = np.unique(keys, return_index=True)
+        new[first] = True
+        for run in self.runs:
+            where = np.minimum(np.searchsorted(run, keys), len(run) - 1)
+            new &= run[where] != keys
+        fresh = np.sort(keys[new])
+        if len(fresh):
+            self.runs.append(fresh)
+        while len(self.runs) > 1 and len(self.runs[-1]) >= len(self.runs[-2]):
+            top = self.runs.pop()
+            self.runs[-1] = np.sort(np.concatenate([self.runs[-1], top]), kind="mergesort")
+        return new
+
+
 class _BulkLoad:
     """A first load into an empty graph, as its only writer: kgdb numbers the entities and
     drops repeated facts itself, so nothing is looked up or merged in the engine.
@@ -405,8 +438,7 @@ class _BulkLoad:
         self.report = report
         self.command = store.dialect.BULK_INSERT
         self.ids: dict[str, int] = {}
-        self.predicates: dict[str, int] = {}
-        self.facts: set[int] = set()
+        self.facts: dict[str, PairSet] = {}
         self.offset = 0
         self.finished = False
 
@@ -427,18 +459,25 @@ class _BulkLoad:
         names = list(dict.fromkeys(n for t in triples for n in (t.subject, t.object)
                                    if n not in self.ids))
         first = self.offset + len(self.ids)
+        if first + len(names) > ENTITY_NUMBERS:
+            raise LoadError(f"a bulk load numbers entities below {ENTITY_NUMBERS:,}; load a "
+                            "graph this large with --mode incremental")
         for offset, name in enumerate(names):
             self.ids[name] = first + offset
         vectors = self.embedder.embed(names)
-        facts: dict[str, list[Triple]] = {}
+        by_predicate: dict[str, list[Triple]] = {}
         for t in triples:
-            p = self.predicates.setdefault(t.predicate, len(self.predicates))
-            self.report.predicates[t.predicate] = self.report.predicates.get(t.predicate, 0) + 1
-            key = (p << 128) | (self.ids[t.subject] << 64) | self.ids[t.object]
-            if key in self.facts:
-                continue
-            self.facts.add(key)
-            facts.setdefault(t.predicate, []).append(t)
+            by_predicate.setdefault(t.predicate, []).append(t)
+        facts: dict[str, list[Triple]] = {}
+        for predicate, rows in by_predicate.items():
+            self.report.predicates[predicate] = (self.report.predicates.get(predicate, 0)
+                                                 + len(rows))
+            pairs = np.fromiter(((self.ids[t.subject] << 32) | self.ids[t.object]
+                                 for t in rows), dtype=np.uint64, count=len(rows))
+            new = self.facts.setdefault(predicate, PairSet()).add(pairs)
+            kept = [t for t, keep in zip(rows, new.tolist(), strict=True) if keep]
+            if kept:
+                facts[predicate] = kept
         self.report.triples += len(triples)
         self.report.entities_written += len(names)
         if not self.command:
@@ -502,7 +541,7 @@ class _BulkLoad:
             return
         self.finished = True
         try:
-            names = list(self.predicates)
+            names = list(self.facts)
             if names:
                 texts = [humanize(p) for p in names]
                 self.store.run(catalog.merge_relation_types(
