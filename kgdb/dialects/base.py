@@ -148,7 +148,7 @@ class Dialect:
 
     BULK_INSERT: ClassVar[bool] = False
     """Whether the engine has a bulk-insert command that builds a new graph from binary rows
-    (:meth:`bulk_insert`; ``kgdb load triples --mode bulk``)."""
+    (:meth:`bulk_insert`); ``kgdb load triples --mode bulk`` uses it, else CREATE batches."""
 
     def bulk_insert(self, *, begin: bool, nodes: BulkNodes | None = None,
                     edges: Sequence[BulkEdges] = ()) -> EngineCommand:
