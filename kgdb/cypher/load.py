@@ -23,9 +23,9 @@ def match_embedded_entities(ids: Sequence[str]) -> Statement:
 def merge_entities(d: Dialect, ids: Sequence[str], names: Sequence[str],
                    vectors: np.ndarray) -> Statement:
     """Entities ``ids[i]`` named ``names[i]`` with embedding ``vectors[i]``, for entities that
-    have no embedding yet. The vectors go as one matrix parameter, not one list per row: the
-    Neo4j driver packs a matrix without walking it in Python, and renders only a summary of
-    it in its debug log (it renders every row's list of floats, a second per thousand entities).
+    have no embedding yet. Columns, not one map per row: the vectors are one float32 matrix
+    (FalkorDB renders it with one format per row; the Neo4j store sends it as lists it shows
+    by size, kgdb/engine/neo4j.py).
 
     An entity that already has one is never rewritten (see kgdb/cypher/catalog.py on
     FalkorDB's stale vector entries): the loader asks :func:`match_embedded_entities` first.

@@ -211,10 +211,10 @@ def load_triples(store: GraphStore, embedder: Embedder, path: str | Path, *,
                  batch_size: int = 5000, rejects_path: str | Path | None = None,
                  progress: bool = True, mode: str = "incremental") -> LoadReport:
     """``mode``: ``incremental`` (the default) MERGEs each batch into any graph, safe beside
-    other writers; ``bulk`` fills an empty graph with the engine's bulk-insert command
-    (FalkorDB's ``GRAPH.BULK``) and must be the graph's only writer while it runs (it numbers
-    the nodes it inserts); ``auto`` is bulk where the engine has it and the graph is empty.
-    Both give the same graph (tests/live/test_bulk_load.py)."""
+    other writers; ``bulk`` fills an empty graph as its only writer (it numbers the entities
+    it writes; see :class:`_BulkLoad`): FalkorDB's ``GRAPH.BULK``, CREATE batches on Neo4j;
+    ``auto`` is bulk when the graph is empty. Both give the same graph on both engines
+    (tests/live/test_bulk_load.py)."""
     from tqdm import tqdm
 
     path = Path(path)
@@ -439,6 +439,7 @@ class _BulkLoad:
         self.command = store.dialect.BULK_INSERT
         self.ids: dict[str, int] = {}
         self.facts: dict[str, PairSet] = {}
+        """Per predicate, in first-seen order: the facts written."""
         self.offset = 0
         self.finished = False
 
@@ -480,22 +481,25 @@ class _BulkLoad:
                 facts[predicate] = kept
         self.report.triples += len(triples)
         self.report.entities_written += len(names)
-        if not self.command:
-            d = self.store.dialect
-            statements = []
-            for start in range(0, len(names), ENTITY_BATCH):
-                chunk = names[start:start + ENTITY_BATCH]
-                statements.append(load.create_entities(d, chunk, chunk,
-                                                       vectors[start:start + len(chunk)]))
-            statements += [load.create_facts(d, p, [(t.subject, t.object) for t in rows])
-                           for p, rows in facts.items()]
-            prepared = [self.store.prepare(s) for s in statements]
+        if self.command:
+            return self._command_batch(names, first, vectors, facts)
+        return self._create_batch(names, vectors, facts)
 
-            def send() -> None:
-                self.store.run_prepared_unit(prepared)
+    def _create_batch(self, names: list[str], vectors: np.ndarray,
+                      facts: dict[str, list[Triple]]) -> Callable[[], None]:
+        d = self.store.dialect
+        statements = [load.create_entities(d, names[start:start + ENTITY_BATCH],
+                                           names[start:start + ENTITY_BATCH],
+                                           vectors[start:start + ENTITY_BATCH])
+                      for start in range(0, len(names), ENTITY_BATCH)]
+        statements += [load.create_facts(d, p, [(t.subject, t.object) for t in rows])
+                       for p, rows in facts.items()]
+        prepared = [self.store.prepare(s) for s in statements]
 
-            return send
-        return self._command_batch(names, first, vectors, facts)
+        def send() -> None:
+            self.store.run_prepared_unit(prepared)
+
+        return send
 
     def _command_batch(self, names: list[str], first: int, vectors: np.ndarray,
                        facts: dict[str, list[Triple]]) -> Callable[[], None]:
