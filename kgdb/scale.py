@@ -28,7 +28,6 @@ from __future__ import annotations
 import dataclasses
 import re
 import resource
-import statistics
 import tempfile
 import time
 import uuid
@@ -42,6 +41,7 @@ import numpy as np
 from kgdb.config import Settings
 from kgdb.embed import Embedder
 from kgdb.errors import KgdbError
+from kgdb.measure import percentile
 
 ENTITY_TYPES = ("person", "organization", "place", "film", "book", "song", "company",
                 "product", "event", "disease", "drug", "team")
@@ -303,11 +303,10 @@ def bench_scale(settings: Settings, *, entities: int, relationships: int | None 
                                        k_nodes=kn, k_relations=4, distinct="known")
                     times.append(retrieval.timings_ms.get("vector", 0.0)
                                  + retrieval.timings_ms.get("match", 0.0))
-                times.sort()
                 latency[f"{hop}-hop k(n)={kn}"] = {
                     "queries": len(times),
-                    "p50_ms": round(statistics.median(times), 2) if times else None,
-                    "p90_ms": round(times[int(0.9 * (len(times) - 1))], 2) if times else None}
+                    "p50_ms": round(percentile(times, 50), 2) if times else None,
+                    "p90_ms": round(percentile(times, 90), 2) if times else None}
         result["retrieval_excluding_embedding"] = latency
         result["server_memory_after_queries"] = _server_memory_mb(settings)
         result["total_s"] = round(time.perf_counter() - t0, 2)

@@ -13,13 +13,10 @@ from dataclasses import dataclass
 from kgdb.cypher.params import Params
 from kgdb.dialects.base import Dialect
 from kgdb.statement import Statement
+from kgdb.vocabulary import ENTITY as ENTITY_LABEL
+from kgdb.vocabulary import STRUCTURAL_RELATIONS
 
-ENTITY_LABEL = "Entity"
-
-STRUCTURAL_RELATIONS = ("supporting_chunks", "belongTo", "isA", "contains", "synonym",
-                        "isPartOf", "causes", "locateAt", "hasChunk", "SIMILAR")
-"""Relationship types of the knowledge layer, never a fact's relation (a pattern edge that
-asks for any relation skips them)."""
+__all__ = ["ENTITY_LABEL", "STRUCTURAL_RELATIONS"]
 
 
 # ------------------------------------------------------------------ by name

@@ -22,6 +22,7 @@ from kgdb.cypher.params import Params
 from kgdb.dialects.base import Dialect
 from kgdb.ir import LinkedPattern
 from kgdb.statement import Statement
+from kgdb.vocabulary import ENTITY
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ def _arrow(linked: LinkedPattern, j: int, left: int, rel: str) -> str:
 
 
 def match_topk(dialect: Dialect, linked: LinkedPattern, plan: MatchPlan, *, k: int,
-               label: str = "Entity") -> Statement:
+               label: str = ENTITY) -> Statement:
     """The top-``k`` subgraphs matching the linked pattern, by Graph Semantic Distance.
 
     GSD is the paper's equation (3): the sum of the candidates' distances for known nodes
@@ -68,7 +69,7 @@ def match_topk(dialect: Dialect, linked: LinkedPattern, plan: MatchPlan, *, k: i
 
 
 def match_topk_pruned(dialect: Dialect, linked: LinkedPattern, plan: MatchPlan, *, k: int,
-                      remaining: Sequence[float], label: str = "Entity") -> PrunedMatch:
+                      remaining: Sequence[float], label: str = ENTITY) -> PrunedMatch:
     """:func:`match_topk` cutting, after expansion step ``s``, every partial match whose GSD so
     far plus ``remaining[s]`` exceeds the run's tau (see :class:`PrunedMatch`)."""
     statement, tau = _match(dialect, linked, plan, k, label, tuple(remaining))
@@ -195,7 +196,7 @@ def _lookup(dialect: Dialect, p: Params, name: str, key: str,
 
 # ---------------------------------------------------------------------- optimized engine step
 def expand_edge(dialect: Dialect, linked: LinkedPattern, edge: int, head: int, head_id: str,
-                *, target_id: str | None = None, label: str = "Entity") -> Statement:
+                *, target_id: str | None = None, label: str = ENTITY) -> Statement:
     """One expansion step of the optimized search (paper Algorithm 1, line 13).
 
     From node ``head`` (a pattern node index, matched to the entity ``head_id``) along pattern

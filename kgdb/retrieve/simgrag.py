@@ -38,8 +38,9 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
+from kgdb import vocabulary
 from kgdb.cypher import simgrag as cy
 from kgdb.dsl.pattern import pattern_triples
 from kgdb.embed import Embedder
@@ -50,10 +51,15 @@ from kgdb.link import Linker, LinkError, LinkSettings
 from kgdb.statement import Statement, shown_params
 
 Engine = Literal["cypher", "optimized"]
-ENGINES: tuple[str, ...] = ("cypher", "optimized")
-DISTINCT: tuple[str, ...] = ("all", "known")
+EngineName = Literal["cypher", "optimized"]
+"""``cypher``: one generated statement per component; ``optimized``: the paper's pruned greedy
+search, one Cypher step per expansion."""
+Distinctness = Literal["all", "known"]
+"""``all``: isomorphic subgraphs (the paper); ``known``: see :data:`kgdb.cypher.simgrag.Distinct`."""
+ENGINES: tuple[str, ...] = get_args(EngineName)
+DISTINCT: tuple[str, ...] = get_args(Distinctness)
 
-ENTITY_LABEL = "Entity"
+ENTITY_LABEL = vocabulary.ENTITY
 PRUNE_SLACKS = (0.0, 0.25, 0.75, 1.75, 3.75)
 """How far above the lower bound the pruned Cypher engine looks, in turn, before giving up
 pruning (GSD units: MiniLM L2 distances lie in [0, 2]); a slack below the next achievable

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from kgdb.errors import KgdbError
-from kgdb.retrieve.ask import AskOptions
+from kgdb.retrieve.registry import AnyOptions, parse_options
 from kgdb.serve.operations import Operations, ServeConfig
 from kgdb.serve.tenants import Tenants
 
@@ -64,17 +64,18 @@ def build_server(config: ServeConfig, graph: str | None = None, *, embedder: Any
 
     @server.tool(annotations=read_only)
     @_expected_errors
-    def retrieve(question: str, options: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Evidence for a question without an answer. options: the options of kgdb ask,
-        e.g. {"solver": "hig"} or {"pattern": [["Kismet", "directed_by", "UNKNOWN 1"]]}."""
-        answer = ops.retrieve(reader(), question, AskOptions.model_validate(options or {}))
-        return answer.to_json(statements=False)
+    def retrieve(question: str, options: AnyOptions | None = None) -> dict[str, Any]:
+        """Evidence for a question without an answer. options: a solver and its options,
+        e.g. {"solver": "document-graph"} or {"solver": "pattern", "pattern": [["Kismet",
+        "directed_by", "UNKNOWN 1"]]}."""
+        evidence = ops.retrieve(reader(), question, options or parse_options(None))
+        return evidence.to_json(statements=False)
 
     @server.tool(annotations=read_only)
     @_expected_errors
-    def ask(question: str, options: dict[str, Any] | None = None) -> dict[str, Any]:
+    def ask(question: str, options: AnyOptions | None = None) -> dict[str, Any]:
         """Answer a question from the graph with its evidence (needs the server's LLM)."""
-        answer = ops.ask(reader(), question, AskOptions.model_validate(options or {}))
+        answer = ops.ask(reader(), question, options or parse_options(None))
         return answer.to_json(statements=False)
 
     @server.tool(annotations=read_only)
