@@ -4,10 +4,14 @@ Settings: ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``, ``KGDB_LLM_MODEL`` (default `
 ``KGDB_LLM_TIMEOUT`` seconds. HTTP 429 and 5xx are retried with backoff by the ``openai``
 package (``max_retries``); output that cannot be parsed is sent back to the model with the
 parse error, at most ``attempts`` times, then a :class:`~kgdb.errors.LlmError` ends it.
+A reply of any shape (no choices, non-text content, odd usage counts, deep nesting, not
+JSON) is an :class:`~kgdb.errors.LlmError`, never another exception; its ``public`` message
+says what failed without the endpoint, its credentials or the upstream body.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -122,7 +126,7 @@ class ChatClient:
             raise LlmError(f"the LLM at {self.endpoint} returned an empty reply",
                            "the LLM endpoint failed (an empty reply)")
         usage = getattr(reply, "usage", None)
-        return ChatReply(text=content,
+        return ChatReply(text=_contract_text(content),
                          prompt_tokens=_count(getattr(usage, "prompt_tokens", 0)),
                          completion_tokens=_count(getattr(usage, "completion_tokens", 0)),
                          http_retries=_count(getattr(raw, "retries_taken", 0)))
@@ -164,6 +168,17 @@ def _content(reply: Any) -> str | None:
     except (AttributeError, IndexError, TypeError, KeyError):
         return None
     return content if isinstance(content, str) else None
+
+
+_UNUSABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _contract_text(text: str) -> str:
+    """A reply within the text contract whatever the model sent: lone surrogates become
+    U+FFFD, other control characters than TAB, LF and CR are dropped (so nothing a model
+    writes reaches the graph, the embedder or a response as text no UTF-8 can carry)."""
+    return _UNUSABLE.sub("", _SURROGATE.sub("\ufffd", text))
 
 
 def _count(value: Any) -> int:

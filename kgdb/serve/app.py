@@ -196,12 +196,6 @@ class Guard:
 
         headers = {k.decode("latin-1").lower(): v.decode("latin-1")
                    for k, v in scope.get("headers", [])}
-        limit = self.config.max_body
-        length = headers.get("content-length", "")
-        if length and (not length.isdigit() or int(length) > limit):
-            await _refuse(send_with_id, scope, 413, f"the request body is larger than "
-                                                    f"{limit} bytes", rid)
-            return
         if scope["path"] not in OPEN_PATHS:
             try:
                 _token(self.config.tokens, headers.get("authorization"))
@@ -209,6 +203,12 @@ class Guard:
                 await _refuse(send_with_id, scope, exc.status, str(exc), rid,
                               {"WWW-Authenticate": "Bearer"})
                 return
+        limit = self.config.max_body
+        length = headers.get("content-length", "")
+        if length and (not length.isdigit() or int(length) > limit):
+            await _refuse(send_with_id, scope, 413, f"the request body is larger than "
+                                                    f"{limit} bytes", rid)
+            return
         seen = 0
 
         async def bounded_receive() -> Any:

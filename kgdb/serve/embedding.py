@@ -14,6 +14,7 @@ request starve the others or one tenant learn what another asked.
 from __future__ import annotations
 
 import contextvars
+import re
 import threading
 import time
 from collections import OrderedDict, deque
@@ -32,6 +33,8 @@ CACHE_ENTRIES = 4096
 """Vectors kept per tenant (1.5 KB each for MiniLM)."""
 CACHED_CHARS = 512
 """Longer texts are embedded but not kept (the cache holds names and questions)."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
     "kgdb_serve_deadline", default=None)
@@ -107,6 +110,9 @@ class SharedModel:
         return self.model.dimension
 
     def compute(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of ``texts`` (lone surrogates read as U+FFFD: whatever a request or a
+        model's reply carried, the tokenizer gets text)."""
+        texts = [_SURROGATE.sub("\ufffd", t) for t in texts]
         parts = []
         for start in range(0, len(texts), BATCH):
             remaining()

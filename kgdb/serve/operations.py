@@ -4,6 +4,7 @@ tenant's store (a request's view of it) and plain values, and returns JSON-ready
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass, field
 from importlib.metadata import version
@@ -277,7 +278,7 @@ MAX_DEPTH = 32
 def text_contract(value: Any, where: str = "body") -> str | None:
     """Why a request's JSON value breaks the text contract (README, "Text"), naming the place:
     a string or key with a NUL, another control character (TAB, LF and CR are text) or a
-    lone surrogate, or nesting deeper than :data:`MAX_DEPTH`. None when it keeps it."""
+    lone surrogate, a NaN or an infinity, or nesting deeper than :data:`MAX_DEPTH`. None when it keeps it."""
     from kgdb.text import text_problem
 
     todo: list[tuple[Any, str, int]] = [(value, where, 0)]
@@ -289,6 +290,8 @@ def text_contract(value: Any, where: str = "body") -> str | None:
             problem = text_problem(item)
             if problem:
                 return f"{place} {problem}"
+        elif isinstance(item, float) and not math.isfinite(item):
+            return f"{place} is not a finite number (NaN and Infinity are not JSON numbers)"
         elif isinstance(item, dict):
             for key, inner in item.items():
                 key_problem = text_problem(str(key))
