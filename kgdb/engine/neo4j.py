@@ -18,6 +18,7 @@ from kgdb.errors import (
     EngineConnectionError,
     EngineError,
     EngineUnavailableError,
+    GraphNotFoundError,
     QueryTimeoutError,
     ReadOnlyViolationError,
     StatementError,
@@ -105,7 +106,7 @@ class Neo4jStore(GraphStore):
                 edition = " (Neo4j Community has one user database)"
             there = f"; it has {', '.join(repr(n) for n in names)}{edition}" if names else ""
             self.close()
-            raise EngineConnectionError(
+            raise GraphNotFoundError(
                 f"Neo4j at {self.uri} has no database {database!r} (NEO4J_DATABASE){there}: "
                 "unset NEO4J_DATABASE or name an existing database") from None
 

@@ -27,6 +27,7 @@ from kgdb.errors import ConfigError, KgdbError
 from kgdb.ir import Pattern, PatternError
 from kgdb.llm import ChatClient, OutputParseError
 from kgdb.llm.replies import fenced_bodies, strip_reasoning
+from kgdb.text import text_problem
 
 Dataset = Literal["metaqa", "factkg"]
 DATASETS: tuple[str, ...] = get_args(Dataset)
@@ -281,6 +282,9 @@ def _check_triples(value: Any) -> list[tuple[str, str, str]]:
             raise OutputParseError(f"triple {i} has an empty text")
         if any(len(p) > MAX_TEXT for p in parts):
             raise OutputParseError(f"triple {i} has a text longer than {MAX_TEXT} characters")
+        problem = next((p for p in map(text_problem, parts) if p), None)
+        if problem:  # an escape such as \ud800 in the JSON decodes to text no engine takes
+            raise OutputParseError(f"triple {i} has a text that {problem}")
         if parse_unknown(parts[0]) is None and parse_unknown(parts[2]) is None and \
                 parts[0] == parts[2]:
             raise OutputParseError(f"triple {i} links {parts[0]!r} to itself")
