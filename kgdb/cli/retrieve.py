@@ -91,8 +91,10 @@ def _retrieval_options(func: F, distinct: str = "all") -> F:
                      help="Candidate entity types per typed unknown node."),
         click.option("--engine", type=click.Choice(list(ENGINES)), default="cypher",
                      show_default=True,
-                     help="cypher: one generated statement per component; optimized: the "
-                          "paper's pruned greedy search, one Cypher step per expansion."),
+                     help="cypher: one generated statement per component (on a Neo4j with "
+                          "kgdb's plugin: one kgdb.simgrag.match call); optimized: the "
+                          "paper's pruned greedy search, one Cypher step per expansion; "
+                          "native: the plugin's procedure, required."),
         click.option("--distinct", type=click.Choice(list(DISTINCT)), default=distinct,
                      show_default=True,
                      help="all: isomorphic subgraphs (the paper); known: unknown nodes that "
@@ -303,11 +305,13 @@ def bench_retrieve_command(questions_files: tuple[Path, ...], documents_file: Pa
                          k_relations=k_relations, k_types=k_types, engine=engine,
                          distinct=distinct)
     if as_json:
-        emit_json({hop: {"questions": row["questions"], "latency_ms": row["latency_ms"]}
+        emit_json({hop: {"questions": row["questions"], "latency_ms": row["latency_ms"],
+                         "paths": row["paths"]}
                    for hop, row in report["hops"].items()})
         return
     for hop, row in report["hops"].items():
-        click.echo(f"{hop} ({row['questions']} questions, engine {engine})")
+        click.echo(f"{hop} ({row['questions']} questions, engine {engine}; "
+                   f"{'; '.join(row['paths'])})")
         for phase, p in row["latency_ms"].items():
             click.echo(f"    {phase:<26} p50 {p['p50']:8.2f}  p90 {p['p90']:8.2f}  "
                        f"p99 {p['p99']:8.2f}  max {p['max']:8.2f} ms")

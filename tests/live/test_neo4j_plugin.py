@@ -200,3 +200,28 @@ def test_without_the_plugin_retrieval_runs_on_cypher_and_says_so(plugin_store, e
         plain.close()
     assert native.subgraphs[0].verbal_triples()[0] == ("Heat", "directed_by", "Michael Mann")
     assert set(PREDICATES) >= {t[1] for s in native.subgraphs for t in s.triples}
+
+
+def test_local_neo4j_places_the_plugin_unless_told_not_to(tmp_path, monkeypatch):
+    """kgdb neo4j start links the built jar into the server's plugins/ (KGDB_NEO4J_PLUGIN=0:
+    not); `kgdb neo4j plugin` prints the same jar."""
+    import shutil
+
+    from click.testing import CliRunner
+
+    from kgdb.cli import cli
+    from kgdb.engine.neo4j_local import LocalNeo4j
+    from kgdb.engine.neo4j_plugin import plugin_jar
+
+    if not shutil.which("mvn"):
+        pytest.skip("no Maven: the plugin cannot be built here")
+    server = LocalNeo4j(tmp_path / "neo4j")
+    server._prepare([], 7687, 7474)
+    links = list((tmp_path / "neo4j" / "plugins").iterdir())
+    assert [p.resolve() for p in links] == [plugin_jar().resolve()]
+    monkeypatch.setenv("KGDB_NEO4J_PLUGIN", "0")
+    server._prepare([], 7687, 7474)
+    assert list((tmp_path / "neo4j" / "plugins").iterdir()) == []
+    out = CliRunner().invoke(cli, ["neo4j", "plugin"])
+    assert out.exit_code == 0, out.output
+    assert out.output.strip() == str(plugin_jar())
