@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import datetime as dt
-import os
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -82,7 +81,9 @@ class Neo4jStore(GraphStore):
         self.plugin_version: str | None = None
         """The version of kgdb's Neo4j plugin on the server (None: not loaded)."""
         if native is None:
-            native = os.environ.get("KGDB_NATIVE", "1") != "0"
+            from kgdb.config import environment
+
+            native = environment().KGDB_NATIVE
         self.detect_plugin(use=native)
 
     def detect_plugin(self, *, use: bool = True) -> str | None:

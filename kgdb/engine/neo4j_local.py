@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 
+from kgdb.config import environment
 from kgdb.dialects.neo4j import Neo4jDialect
 from kgdb.engine.neo4j_plugin import plugin_jar
 from kgdb.engine.process import file_lock, free_port, pid_runs, port_free, port_open, reap, wait_exit
@@ -224,7 +225,7 @@ class LocalNeo4j:
             path = Path(jar)
             if "/org/neo4j/" in jar:
                 (plugins / path.name).symlink_to(path)
-        if os.environ.get("KGDB_NEO4J_PLUGIN", "1") != "0":  # kgdb's own (neo4j_plugin.py)
+        if environment().KGDB_NEO4J_PLUGIN:  # kgdb's own (neo4j_plugin.py)
             kgdb_jar = plugin_jar()
             (plugins / kgdb_jar.name).symlink_to(kgdb_jar)
 
