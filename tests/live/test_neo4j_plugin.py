@@ -225,3 +225,51 @@ def test_local_neo4j_places_the_plugin_unless_told_not_to(tmp_path, monkeypatch)
     out = CliRunner().invoke(cli, ["neo4j", "plugin"])
     assert out.exit_code == 0, out.output
     assert out.output.strip() == str(plugin_jar())
+
+
+BI_TEXTS = st.sampled_from(["Kismet", "kismit", "Vincente Minelli", "william dieterle",
+                            "Marlene", "the", "Edward (Arnold)", "a+b", "  Kismet  ", "ANN BLYTH",
+                            "Howard Keel~", "Dietrich: Marlene", "x", "\\", "Kis*met"])
+
+
+@SETTINGS
+@given(text=BI_TEXTS | st.text(st.characters(blacklist_categories=("Cc", "Cs")), min_size=1,
+                                  max_size=12), top_k=st.integers(1, 12))
+def test_native_entities_equal_the_custom_procedure_body(movie_sample_store, text, top_k):
+    """kgdb.entities (Java) gives the rows of custom.kgdb.entities' Cypher body (run here as a
+    statement, with APOC Core): same ranks, ids, names, types and scores."""
+    from kgdb.cypher.procedures import entities_by_text
+
+    body = entities_by_text(Neo4jDialect()).body
+    params = {"text": text, "topK": top_k}
+    want = movie_sample_store.run(Statement(body, params)).records()
+    got = movie_sample_store.run(Statement(
+        "CALL kgdb.entities($text, $topK) YIELD rank, id, name, type, score "
+        "RETURN rank, id, name, type, score", params)).records()
+    assert got == want
+
+
+@pytest.fixture
+def movie_sample_store(plugin_store, embedder):
+    from kgdb.load.triples import load_triples
+    from kgdb.schema import apply_schema, parse_schema_file
+    from tests.conftest import ROOT
+
+    apply_schema(plugin_store, parse_schema_file(ROOT / "loaders/schemas/metaqa.schema"),
+                 embedder)
+    load_triples(plugin_store, embedder, ROOT / "loaders/samples/movies.txt", progress=False)
+    plugin_store.run(plugin_store.dialect.await_indexes())
+    return plugin_store
+
+
+@pytest.mark.parametrize(("text", "top_k", "message"), [
+    (None, 3, "kgdb: text must be given, at most 1000 characters"),
+    ("x" * 1001, 3, "kgdb: text must be given, at most 1000 characters"),
+    ("Kismet", 0, "kgdb: topK must be between 1 and 1000"),
+    ("Kismet", None, "kgdb: topK must be between 1 and 1000"),
+])
+def test_native_entities_rejects_hostile_arguments(plugin_store, text, top_k, message):
+    with pytest.raises(StatementError) as info:
+        plugin_store.run(Statement("CALL kgdb.entities($text, $topK)",
+                                   {"text": text, "topK": top_k}))
+    assert message in str(info.value) and "\n" not in str(info.value)
