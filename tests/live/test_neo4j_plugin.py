@@ -273,3 +273,23 @@ def test_native_entities_rejects_hostile_arguments(plugin_store, text, top_k, me
         plugin_store.run(Statement("CALL kgdb.entities($text, $topK)",
                                    {"text": text, "topK": top_k}))
     assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_native_nearest_entities_equal_the_custom_procedure_body(movie_sample_store, embedder):
+    """kgdb.nearestEntities (Java, exact L2) against custom.kgdb.nearestEntities' Cypher body
+    (L2 from the index score): the same entities in the same order, distances within the
+    score's rounding."""
+    from kgdb.cypher.procedures import nearest_procedures
+
+    body = next(p for p in nearest_procedures(Neo4jDialect(), chunks=False)
+                if p.name == "kgdb.nearestEntities").body
+    for text, top_k in (("Kismet", 1), ("a film by William Dieterle", 5), ("Marlene", 10)):
+        params = {"vector": [float(x) for x in embedder.embed([text])[0]], "topK": top_k}
+        want = movie_sample_store.run(Statement(body, params)).records()
+        got = movie_sample_store.run(Statement(
+            "CALL kgdb.nearestEntities($vector, $topK) YIELD rank, id, name, distance "
+            "RETURN rank, id, name, distance", params)).records()
+        assert [(r["rank"], r["id"], r["name"]) for r in got] == [
+            (r["rank"], r["id"], r["name"]) for r in want]
+        for g, w in zip(got, want, strict=True):
+            assert math.isclose(g["distance"], w["distance"], abs_tol=1e-4)

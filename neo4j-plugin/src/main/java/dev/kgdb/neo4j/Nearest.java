@@ -74,6 +74,38 @@ public class Nearest {
                 .stream().map(h -> new RelationshipHit(h.entity(), h.distance()));
     }
 
+    public static class EntityRow {
+        public long rank;
+        public String id;
+        public String name;
+        public double distance;
+    }
+
+    @Procedure(name = "kgdb.nearestEntities", mode = Mode.READ)
+    @Description("kgdb.nearestEntities(vector, topK = 10) - the entities nearest a vector by exact "
+            + "L2, as flat columns (rank, id, name, distance) for BI tools.")
+    public Stream<EntityRow> nearestEntities(@Name("vector") Object vector,
+                                             @Name(value = "topK", defaultValue = "10") Long topK) {
+        if (topK == null || topK < 1 || topK > Entities.MAX_TOP_K) {
+            throw new IllegalArgumentException("kgdb: topK must be between 1 and " + Entities.MAX_TOP_K);
+        }
+        List<EntityRow> rows = new ArrayList<>();
+        for (Hit<Node> hit : search("kgdb.nearestEntities", "kgdb_entity_embedding_vector", vector, topK,
+                false, Node.class)) {
+            EntityRow row = new EntityRow();
+            Object id = hit.entity().getProperty("id", null), name = hit.entity().getProperty("name", null);
+            row.id = id == null ? null : id.toString();
+            row.name = name == null ? null : name.toString();
+            row.distance = hit.distance();
+            rows.add(row);
+        }
+        rows.sort(Comparator.comparingDouble((EntityRow r) -> r.distance)
+                .thenComparing(r -> r.id, Comparator.nullsLast(SimGrag::compareCodePoints)));
+        List<EntityRow> out = rows.subList(0, (int) Math.min(topK, rows.size()));
+        for (int i = 0; i < out.size(); i++) out.get(i).rank = i + 1;
+        return out.stream();
+    }
+
     private <T extends Entity> List<Hit<T>> search(String proc, String index, Object vector, Long k,
                                                    boolean relationships, Class<T> kind) {
         if (index == null) throw new IllegalArgumentException(proc + ": index is null");
