@@ -200,11 +200,13 @@ def bench_retrieve_command(questions_files: tuple[Path, ...], documents_file: Pa
     report = _metaqa_run(questions_files, "oracle", limit, k=k, k_nodes=kn,
                          k_relations=kr, k_types=kt, engine=engine, distinct=distinct)
     if as_json:
-        emit_json({hop: {"questions": row["questions"], "latency_ms": row["latency_ms"]}
+        emit_json({hop: {"questions": row["questions"], "latency_ms": row["latency_ms"],
+                         "paths": row["paths"]}
                    for hop, row in report["hops"].items()})
         return
     for hop, row in report["hops"].items():
-        click.echo(f"{hop} ({row['questions']} questions, engine {engine})")
+        click.echo(f"{hop} ({row['questions']} questions, engine {engine}; "
+                   f"{'; '.join(row['paths'])})")
         for phase, p in row["latency_ms"].items():
             click.echo(f"    {phase:<26} p50 {p['p50']:8.2f}  p90 {p['p90']:8.2f}  "
                        f"p99 {p['p99']:8.2f}  max {p['max']:8.2f} ms")

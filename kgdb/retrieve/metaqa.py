@@ -135,6 +135,8 @@ class Outcome:
     gsds: list[float]
     timings_ms: dict[str, float]
     topic_candidates: list[tuple[str, float]] = field(default_factory=list)
+    paths: dict[str, str] = field(default_factory=dict)
+    """What ran each phase (:attr:`kgdb.retrieve.simgrag.Retrieval.paths`)."""
 
 
 def evaluate_question(store: GraphStore, embedder: Embedder, question: Question, *,
@@ -147,7 +149,8 @@ def evaluate_question(store: GraphStore, embedder: Embedder, question: Question,
     topic = [(c.id, round(c.distance, 4)) for c in
              result.candidates.get(f"node:{question.topic}", [])][:5]
     return Outcome(question, any(hits), bool(hits and hits[0]), names,
-                   [s.gsd for s in result.subgraphs], dict(result.timings_ms), topic), result
+                   [s.gsd for s in result.subgraphs], dict(result.timings_ms), topic,
+                   dict(result.paths)), result
 
 
 def evaluate(store: GraphStore, embedder: Embedder, questions: Iterable[Question], *,
@@ -175,6 +178,8 @@ def evaluate(store: GraphStore, embedder: Embedder, questions: Iterable[Question
             f"hits@{k}": round(sum(o.hit_at_k for o in outcomes) / n, 4),
             "hits@1": round(sum(o.hit_at_1 for o in outcomes) / n, 4),
             "latency_ms": phases,
+            "paths": sorted({f"vector {o.paths.get('vector')}, match {o.paths.get('match')}"
+                             for o in outcomes}),
             "misses": [{"line": o.question.line, "question": o.question.text,
                         "type": o.question.qtype, "gold": sorted(o.question.answers)[:5],
                         "retrieved": o.answers, "gsd": [round(g, 4) for g in o.gsds],

@@ -32,8 +32,9 @@ class PatternOptions(SolverOptions):
     kt: int = Field(16, ge=1, le=100000, description=(
         "pattern: candidate entity types per typed unknown node"))
     engine: EngineName = Field("cypher", description=(
-        "pattern: cypher: one generated statement per component; optimized: the paper's "
-        "pruned greedy search, one Cypher step per expansion"))
+        "pattern: cypher: one generated statement per component (on a Neo4j with kgdb's "
+        "plugin: one kgdb.simgrag.match call); optimized: the paper's pruned greedy search, "
+        "one Cypher step per expansion; native: the plugin's procedure, required"))
     distinct: Distinctness = Field("all", description=(
         "pattern: all: isomorphic subgraphs (the paper); known: unknown nodes that are not "
         "neighbours may be the same entity"))
