@@ -48,9 +48,8 @@ def run_demo(settings: Settings, echo: Callable[[str], None] = print,
         settings = dataclasses.replace(settings, graph=DEMO_GRAPH)
     embedder = default_embedder()
     with connect(settings) as store:
-        where = (f"graph '{settings.graph}' on {store.address}" if settings.embedded
-                 else store.address)
-        echo(f"engine: {where}")
+        where = store.address
+        echo(f"database: {where}")
         report = apply_schema(store, parse_schema_file(schema_file), embedder)
         echo(f"schema {schema_file}: {len(report.created)} indexes/constraints created, "
              f"{len(report.existing)} already present")
@@ -65,7 +64,7 @@ def run_demo(settings: Settings, echo: Callable[[str], None] = print,
         for line in describe(result, cypher=show_cypher):
             echo(line)
     graph = f"--graph {settings.graph} " if settings.embedded else ""
-    echo(f"\nThe sample is in {where}. Next, try:")
+    echo(f"\nThe sample is in the {where}. Next, try:")
     for command in (f"kgdb {graph}stats",
                     f"kgdb {graph}retrieve 'Who directed Kismet?' "
                     "--pattern 'Kismet|directed_by|UNKNOWN director 1'",

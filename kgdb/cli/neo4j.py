@@ -34,18 +34,32 @@ def echo_stopped(stopped: bool, as_json: bool) -> None:
         click.echo("stopped" if stopped else "not running")
 
 
-def _echo_settings(settings: dict[str, str], as_json: bool) -> None:
+def _echo_settings(server: Any, state: Any, as_json: bool) -> None:
+    """The settings as ``export NAME=value`` lines for ``eval "$(kgdb neo4j start)"`` (or
+    JSON), the HTTP and Browser URLs as a comment, and one line on stderr saying what runs."""
+    import shlex
+
+    settings = server.settings(state)
+    browser = server.browser_url(state)
     if as_json:
-        emit_json(settings)
-    else:
-        for name, value in settings.items():
-            click.echo(f"{name}={value}")
+        emit_json({**settings, "http_url": state.http_url, "browser_url": browser,
+                   "home": str(server.home), "pid": state.pid})
+        return
+    for name, value in settings.items():
+        click.echo(f"export {name}={shlex.quote(value)}")
+    http = f"; HTTP {state.http_url}" if state.http_url else ""
+    shown = f"; Neo4j Browser {browser}" if browser else ""
+    click.echo(f"# Neo4j 5.26 on {state.uri}{http}{shown}")
+    click.echo(f"Neo4j runs on {state.uri}{http}{shown} (home {server.home}). kgdb uses it only "
+               "where these variables are exported: eval \"$(kgdb neo4j start)\"; check with "
+               "kgdb stats.", err=True)
 
 
 @neo4j_group.command("start")
 @home_option
 @click.option("--port", type=click.IntRange(1, 65535), default=None,
-              help="Bolt port on 127.0.0.1 (default: a free one).")
+              help="Bolt port on 127.0.0.1 (default: 7687 and HTTP 7474 when free, else free "
+                   "ones).")
 @click.option("--service-url", default=None,
               help="The kgdb serve URL that custom.kgdb.ask/embed call (apoc.static.kgdb.url).")
 @click.option("--service-token-file", type=click.Path(exists=True, dir_okay=False,
@@ -55,8 +69,8 @@ def _echo_settings(settings: dict[str, str], as_json: bool) -> None:
 @pass_context
 def neo4j_start(ctx: Context, home: Path | None, port: int | None, service_url: str | None,
                 service_token_file: Path | None, as_json: bool) -> None:
-    """Start it (or find it running) and print KGDB_URI, NEO4J_USERNAME and NEO4J_PASSWORD,
-    one NAME=value per line: eval "$(kgdb neo4j start)"."""
+    """Start it (or find it running) and print KGDB_URI, NEO4J_USERNAME and NEO4J_PASSWORD as
+    `export NAME=value` lines for the shell: eval "$(kgdb neo4j start)"."""
     from kgdb.errors import ConfigError
 
     server = _local_neo4j(ctx, home)
@@ -68,7 +82,12 @@ def neo4j_start(ctx: Context, home: Path | None, port: int | None, service_url: 
         if changed and server.status() is not None:
             raise ConfigError("Neo4j is running with other service settings: restart it "
                               "(kgdb neo4j stop, then start) so that APOC reads them")
-    _echo_settings(server.settings(server.ensure_started(port)), as_json)
+    state = server.status()
+    if state is None:
+        click.echo("starting Neo4j (about a minute; the first start downloads its jars "
+                   "with Maven)...", err=True)
+        state = server.ensure_started(port, standard_ports=True)
+    _echo_settings(server, state, as_json)
 
 
 @neo4j_group.command("stop")
@@ -90,10 +109,12 @@ def neo4j_status(ctx: Context, home: Path | None, as_json: bool) -> None:
     state = server.status()
     info: dict[str, Any] = {"running": state is not None, "home": str(server.home)}
     if state:
-        info.update(pid=state.pid, uri=state.uri, http=state.http_url)
+        info.update(pid=state.pid, uri=state.uri, http=state.http_url,
+                    browser=server.browser_url(state))
     if as_json:
         emit_json(info)
     elif state:
-        click.echo(f"running: Neo4j on {state.uri} (pid {state.pid}; home {server.home})")
+        http = f", HTTP {state.http_url}" if state.http_url else ""
+        click.echo(f"running: Neo4j on {state.uri}{http} (pid {state.pid}; home {server.home})")
     else:
         click.echo(f"not running (home {server.home})")

@@ -25,6 +25,24 @@ def jsonable(value: Any) -> Any:
     return str(value)
 
 
+VECTOR_MIN = 16
+"""A list of at least this many numbers is shown as its size (``kgdb cypher`` without
+``--vectors``): an embedding is 384 floats of nothing a reader can use."""
+
+
+def elide_vectors(value: Any) -> Any:
+    """``value`` made plain (:func:`jsonable`) with every embedding-sized list of numbers
+    replaced by ``"<vector: N floats>"``."""
+    value = jsonable(value)
+    if isinstance(value, dict):
+        return {k: elide_vectors(v) for k, v in value.items()}
+    if isinstance(value, list):
+        if len(value) >= VECTOR_MIN and all(isinstance(v, float) for v in value):
+            return f"<vector: {len(value)} floats>"
+        return [elide_vectors(v) for v in value]
+    return value
+
+
 def emit_json(data: Any) -> None:
     click.echo(json.dumps(jsonable(data), indent=2, ensure_ascii=False))
 
