@@ -40,7 +40,7 @@ wheel-test: wheel
 	$(PY) -m tests.support.wheel_venv --wheel-dir dist --venv .venv-wheel --demo
 
 docs: $(STAMP)
-	$(PY) -m pdoc --docformat google -o docs/api kgdb
+	$(PY) -m pdoc --docformat restructuredtext -o docs/api kgdb
 	@echo "API reference: docs/api/index.html"
 
 lint-deps: $(LINT_DEPS)

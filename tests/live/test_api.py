@@ -78,3 +78,26 @@ def test_every_method_on_both_engines(cli_store: Any) -> None:
             kb.retrieve("x", pattern=["only|two"])
     with pytest.raises(kgdb.KgdbError, match="closed"):
         _ = kb.store
+
+
+def test_tutorial_runs_as_written(tmp_path: Path) -> None:
+    """docs/tutorial.md: every python block, in order, in one interpreter."""
+    text = (ROOT / "docs" / "tutorial.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert len(blocks) == 6
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("KGDB_URI", "NEO4J_URI", "NEO4J_PASSWORD", "KGDB_GRAPH")}
+    done = subprocess.run([sys.executable, "-c", "\n".join(blocks)], capture_output=True,
+                          text=True, cwd=ROOT, timeout=600,
+                          env={**env, "KGDB_HOME": str(tmp_path / "home"),
+                               "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert out.startswith("falkordb\n442 ")
+    assert "graph 'tutorial'" in out
+    assert "1 Kismet directed_by William Dieterle" in out
+    assert "'Witness for the Prosecution'" in out
+    assert "no entity named 'Tom Hanks'; nearest: Tom Reed (0.9" in out
+    assert "['Grade 2 Hypertension', 'Hypertension']" in out
+    assert "[{'director': 'William Dieterle'}]" in out
+    assert EmbeddedServer(tmp_path / "home").status() is None
