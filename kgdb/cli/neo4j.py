@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from kgdb.cli.context import Context, pass_context
-from kgdb.cli.output import emit_json, json_option
+from kgdb.cli.output import emit_json, json_option, waiting
 
 
 @click.group("neo4j")
@@ -84,9 +84,9 @@ def neo4j_start(ctx: Context, home: Path | None, port: int | None, service_url: 
                               "(kgdb neo4j stop, then start) so that APOC reads them")
     state = server.status()
     if state is None:
-        click.echo("starting Neo4j (about a minute; the first start downloads its jars "
-                   "with Maven)...", err=True)
-        state = server.ensure_started(port, standard_ports=True)
+        with waiting("starting Neo4j (about a minute; the first start also downloads its "
+                     "jars with Maven)"):
+            state = server.ensure_started(port, standard_ports=True)
     _echo_settings(server, state, as_json)
 
 

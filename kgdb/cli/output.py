@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
+import threading
+import time
+from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -48,3 +53,33 @@ def emit_json(data: Any) -> None:
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+
+
+@contextlib.contextmanager
+def waiting(message: str, *, interval_s: float = 0.2) -> Iterator[None]:
+    """Show that a long wait is under way on stderr: a spinner with the seconds elapsed on a
+    terminal (cleared when done, then one line with the time taken), else one line at the
+    start. For waits that may pass 2 s with nothing else to show (a server starting)."""
+    began = time.monotonic()
+    if not sys.stderr.isatty():
+        click.echo(f"{message}...", err=True)
+        yield
+        return
+    done = threading.Event()
+
+    def spin() -> None:
+        frames = "|/-\\"
+        i = 0
+        while not done.wait(interval_s):
+            click.echo(f"\r{frames[i % len(frames)]} {message} ({time.monotonic() - began:.0f} s)",
+                       err=True, nl=False)
+            i += 1
+
+    thread = threading.Thread(target=spin, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        click.echo(f"\r{message}: {time.monotonic() - began:.0f} s" + " " * 10, err=True)

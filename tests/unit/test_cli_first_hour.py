@@ -91,3 +91,27 @@ def test_vectors_are_shown_by_size() -> None:
                                    "years": [1944, 1955],
                                    "nested": [{"v": "<vector: 16 floats>"}],
                                    "short": [0.1, 0.2]}
+
+
+def test_waiting_spins_on_a_terminal_and_says_so_once_elsewhere(monkeypatch, capsys) -> None:
+    import io
+    import sys
+    import time
+
+    from kgdb.cli.output import waiting
+
+    with waiting("starting Neo4j"):
+        pass
+    assert capsys.readouterr().err == "starting Neo4j...\n"
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen = Terminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    with waiting("starting Neo4j", interval_s=0.01):
+        time.sleep(0.1)
+    shown = screen.getvalue()
+    assert "\r| starting Neo4j (0 s)" in shown and "\r/ starting Neo4j" in shown
+    assert shown.rstrip().endswith("starting Neo4j: 0 s")
