@@ -98,3 +98,41 @@ def bench_procedures(store: Any, embedder: Any, question: str, options: dict[str
     out["overhead_p50_ms"] = round(out["cypher_procedure"]["p50_ms"]
                                    - out["kgdb_ask_in_process"]["p50_ms"], 2)
     return out
+
+
+def bench_embed(models: list[str], count: int, rounds: int = 3) -> dict[str, Any]:
+    """Texts/s of each embedder on ``count`` texts of the bundled sample (its entity names and
+    verbalised facts, repeated with a number so that none repeats), in alternating rounds (the
+    best round counts: the machine is shared), and the largest cosine distance between the
+    first model's vectors and each other's."""
+    import numpy as np
+
+    from kgdb.demo import DEFAULT_TRIPLES
+    from kgdb.embed.models import inner_embedder
+
+    facts = [line.split("|") for line in DEFAULT_TRIPLES.read_text().splitlines() if line]
+    base = sorted({part for fact in facts for part in (fact[0], fact[2])}
+                  | {" ".join(fact).replace("_", " ") for fact in facts})
+    texts = [f"{base[i % len(base)]} {i // len(base)}" if i >= len(base) else base[i]
+             for i in range(count)]
+    embedders = {name: inner_embedder(name) for name in models}
+    for embedder in embedders.values():
+        embedder.embed(texts[:8])  # loading the model is not throughput
+    best: dict[str, float] = {}
+    vectors: dict[str, np.ndarray] = {}
+    for _ in range(rounds):
+        for name, embedder in embedders.items():
+            began = time.perf_counter()
+            vectors[name] = embedder.embed(texts)
+            rate = count / (time.perf_counter() - began)
+            best[name] = max(best.get(name, 0.0), rate)
+    result: dict[str, Any] = {"texts": count, "rounds": rounds,
+                              **{f"{name}_texts_per_s": round(rate, 1)
+                                 for name, rate in best.items()}}
+    first = vectors[models[0]]
+    for name in models[1:]:
+        other = vectors[name]
+        cosine = (first * other).sum(axis=1) / (np.linalg.norm(first, axis=1)
+                                                * np.linalg.norm(other, axis=1))
+        result[f"max_cosine_distance_{models[0]}_vs_{name}"] = float((1.0 - cosine).max())
+    return result

@@ -48,7 +48,8 @@ class Environment(BaseSettings):
     KGDB_NEO4J_PLUGIN: bool = Field(default=True, description=(
         "`0`: `kgdb neo4j start` starts Neo4j without kgdb's plugin"))
     KGDB_EMBED_MODEL: str = Field(default="minilm", description=(
-        "`minilm` (all-MiniLM-L6-v2, 384 dims, offline) or `openai:<model>`"))
+        "`minilm` (all-MiniLM-L6-v2, 384 dims, offline, on numpy), `minilm-torch` (the same "
+        "through sentence-transformers: the `sentence-transformers` extra) or `openai:<model>`"))
     KGDB_EMBED_DIM: int | None = Field(default=None, ge=1, description=(
         "dimensions requested from an `openai:<model>` embedder"))
     OPENAI_BASE_URL: str | None = Field(default=None, description=(

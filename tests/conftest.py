@@ -307,11 +307,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 @pytest.fixture(scope="session")
 def embedder():
-    """The real MiniLM embedder with a cache that survives between test runs."""
-    from kgdb.embed import CachedEmbedder, EmbeddingCache, SentenceTransformerEmbedder
+    """The real MiniLM embedder (the default, on numpy) with a cache that survives between
+    test runs."""
+    from kgdb.embed import CachedEmbedder, EmbeddingCache, MiniLMEmbedder
 
     cache_dir = Path(os.environ.get("KGDB_TEST_CACHE", ROOT / ".cache"))
-    return CachedEmbedder(SentenceTransformerEmbedder(),
+    return CachedEmbedder(MiniLMEmbedder(),
                           EmbeddingCache(cache_dir / "embeddings.sqlite"))
 
 

@@ -38,11 +38,15 @@ __all__ = ["cli", "main"]
 @click.option("--uri", envvar="KGDB_URI", default=None,
               help="neo4j://... or bolt://... for Neo4j; unset for the embedded FalkorDB.")
 @click.option("--graph", default=None, help="Graph name on FalkorDB (KGDB_GRAPH, default kgdb).")
+@click.option("--verbose", "-v", is_flag=True,
+              help="Say on stderr which database the command uses.")
 @click.version_option(package_name="kgdb")
 @click.pass_context
-def cli(ctx: click.Context, uri: str | None, graph: str | None) -> None:
-    """kgdb: knowledge-augmented retrieval inside a graph database."""
-    ctx.obj = Context(uri, graph)
+def cli(ctx: click.Context, uri: str | None, graph: str | None, verbose: bool) -> None:
+    """kgdb: knowledge-augmented retrieval inside a graph database.
+
+    The options above may also follow the command (kgdb stats --graph demo)."""
+    ctx.obj = Context(uri, graph, verbose=verbose)
     ctx.call_on_close(ctx.obj.close)
 
 

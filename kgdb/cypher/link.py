@@ -89,6 +89,11 @@ def count_labelled(dialect: Dialect, type_label: str, label: str = ENTITY_LABEL)
                      "RETURN count(n) AS entities")
 
 
+def labels_in_use() -> Statement:
+    """The node labels of the graph (one row, ``labels``)."""
+    return Statement("CALL db.labels() YIELD label RETURN collect(label) AS labels")
+
+
 # ------------------------------------------------------------------ by meaning
 
 @dataclass(frozen=True)

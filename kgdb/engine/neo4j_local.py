@@ -45,6 +45,10 @@ ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"
 ADMIN_TOOL = "org.neo4j.cli.AdminTool"
 USERNAME = "neo4j"
 START_TIMEOUT_S = 180.0
+STANDARD_BOLT_PORT = 7687
+STANDARD_HTTP_PORT = 7474
+"""Neo4j's own default ports: ``kgdb neo4j start`` takes them when they are free, so the
+URLs stay the same from one start to the next (the test suite takes free ports)."""
 RESOLVE_TIMEOUT_S = 1800.0
 
 JVM_FLAGS = [
@@ -113,8 +117,11 @@ class LocalNeo4j:
         return True
 
     # ------------------------------------------------------------------ public
-    def ensure_started(self, port: int | None = None) -> LocalNeo4jState:
-        """The running server of this home, or a new one (resolving the jars first)."""
+    def ensure_started(self, port: int | None = None, *,
+                       standard_ports: bool = False) -> LocalNeo4jState:
+        """The running server of this home, or a new one (resolving the jars first). Its Bolt
+        port is ``port``, else with ``standard_ports`` 7687 (and HTTP 7474) when free, else a
+        free one."""
         state = self.status()
         if state:
             return state
@@ -123,7 +130,7 @@ class LocalNeo4j:
             if state:
                 return state
             self._clear_stale()
-            return self._start(port)
+            return self._start(port, standard_ports)
 
     def status(self) -> LocalNeo4jState | None:
         state = self._read_state()
@@ -148,6 +155,18 @@ class LocalNeo4j:
         return {"KGDB_URI": state.uri, "NEO4J_USERNAME": USERNAME,
                 "NEO4J_PASSWORD": self.password()}
 
+    def browser_url(self, state: LocalNeo4jState) -> str | None:
+        """Neo4j Browser's address when its jar was resolved (it is served over HTTP)."""
+        if not state.http_url:
+            return None
+        try:
+            server_cp, _ = resolve_classpaths()
+        except EngineConnectionError:
+            return None
+        if not any("/neo4j-browser-" in jar for jar in server_cp):
+            return None
+        return f"{state.http_url}/browser/"
+
     def password(self) -> str:
         self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
         try:
@@ -165,14 +184,17 @@ class LocalNeo4j:
         return secret
 
     # ------------------------------------------------------------------ start
-    def _start(self, port: int | None) -> LocalNeo4jState:
+    def _start(self, port: int | None, standard_ports: bool) -> LocalNeo4jState:
         java = _require_tool("java", "install a Java 17+ runtime (OpenJDK) or set PATH")
         began = time.monotonic()
         server_cp, plugin_cp = resolve_classpaths()
         if port is not None and not port_free(port):
             raise EngineConnectionError(f"Neo4j: port 127.0.0.1:{port} is already in use")
+        if port is None and standard_ports and port_free(STANDARD_BOLT_PORT):
+            port = STANDARD_BOLT_PORT
         port = port or free_port()
-        http_port = free_port()
+        http_port = (STANDARD_HTTP_PORT if standard_ports and port_free(STANDARD_HTTP_PORT)
+                     else free_port())
         self._prepare(plugin_cp, port, http_port)
         if not (self.home / "data" / "dbms" / "auth.ini").exists() and not (
                 self.home / "data" / "databases" / "system").exists():

@@ -275,7 +275,8 @@ def load_triples(store: GraphStore, embedder: Embedder, path: str | Path, *,
                 writer.submit_statements(_batch_statements(
                     store, embedder, good, seen_entities, seen_predicates, report), lines)
             bar.update(len(batch))
-            bar.set_postfix(entities=len(bulk.ids) if bulk else len(seen_entities),
+            # a string: tqdm writes a number like 40000 as "4e+4"
+            bar.set_postfix(entities=f"{len(bulk.ids) if bulk else len(seen_entities):,}",
                             refresh=False)
         writer.drain()
     except BaseException:

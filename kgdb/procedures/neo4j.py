@@ -80,6 +80,13 @@ def status(store: Any, rulesets: dict[str, RuleSet] | None = None, *,
                           if str(n).startswith("kgdb.rules.")}
         out["rulesets"] = sorted(rulesets_known)
         return out
+    # No rule sets given: the installed ones are listed, not compared (kgdb cannot rebuild a
+    # rule set's procedure without its rules), so `status` right after `install --rules` is
+    # up to date.
+    installed_rules = sorted(str(n).removeprefix("kgdb.rules.") for n in present
+                             if str(n).startswith("kgdb.rules."))
+    out["rulesets"] = sorted(rulesets) if rulesets else installed_rules
+    uncompared = set() if rulesets else {f"kgdb.rules.{n}" for n in installed_rules}
     wanted = {p.name: p for p in expected(store, rulesets, service=service)}
     digests = {str(r["name"]): r["sha256"] for r in recorded}
     missing, changed, same = [], [], []
@@ -93,9 +100,9 @@ def status(store: Any, rulesets: dict[str, RuleSet] | None = None, *,
             changed.append(procedure.called_as)
         else:
             same.append(procedure.called_as)
-    out.update(missing=missing, changed=changed, same=same,
-               extra=sorted("custom." + n for n in present if n not in wanted),
-               up_to_date=not missing and not changed and all(n in wanted for n in present))
+    extra = sorted("custom." + n for n in present if n not in wanted and n not in uncompared)
+    out.update(missing=missing, changed=changed, same=same, extra=extra,
+               up_to_date=not missing and not changed and not extra)
     return out
 
 

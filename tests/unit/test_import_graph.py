@@ -26,6 +26,7 @@ LAYERS: list[set[str]] = [
     {"link"},                                       # the one linker
     {"load", "documents", "retrieve", "solve", "procedures"},  # loaders, algorithms, in-database shims
     {"bench", "demo", "scale", "serve"},
+    {"api"},                                        # the Python API (kgdb.connect)
     {"cli", "__main__"},                            # every command
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
