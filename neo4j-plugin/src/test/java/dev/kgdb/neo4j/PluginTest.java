@@ -32,7 +32,7 @@ class PluginTest {
     static void start() {
         neo4j = Neo4jBuilders.newInProcessBuilder().withDisabledServer()
                 .withFunction(Functions.class).withProcedure(Nearest.class)
-                .withProcedure(SimGrag.class).build();
+                .withProcedure(SimGrag.class).withProcedure(Entities.class).build();
         db = neo4j.defaultDatabaseService();
         Random random = new Random(7);
         List<Map<String, Object>> nodes = new ArrayList<>();
@@ -47,7 +47,7 @@ class PluginTest {
                     "b", String.format("e%02d", random.nextInt(60)), "t", TYPES[random.nextInt(3)]));
         }
         db.executeTransactionally("CREATE CONSTRAINT ent_id IF NOT EXISTS FOR (n:Entity) REQUIRE n.id IS UNIQUE");
-        db.executeTransactionally("CREATE VECTOR INDEX ent_vec IF NOT EXISTS FOR (n:Entity) ON (n.embedding) "
+        db.executeTransactionally("CREATE VECTOR INDEX kgdb_entity_embedding_vector IF NOT EXISTS FOR (n:Entity) ON (n.embedding) "
                 + "OPTIONS {indexConfig: {`vector.dimensions`: 8, `vector.similarity_function`: 'euclidean', "
                 + "`vector.quantization.enabled`: false}}");
         db.executeTransactionally("UNWIND $nodes AS n CREATE (e:Entity) SET e = n", Map.of("nodes", nodes));
@@ -56,6 +56,8 @@ class PluginTest {
                     + "MATCH (a:Entity {id: r.a}), (b:Entity {id: r.b}) CREATE (a)-[:`" + t + "`]->(b)",
                     Map.of("rels", rels, "t", t));
         }
+        db.executeTransactionally("CREATE FULLTEXT INDEX kgdb_entity_text_fulltext IF NOT EXISTS "
+                + "FOR (n:Entity) ON EACH [n.name]");
         db.executeTransactionally("CALL db.awaitIndexes(300)");
     }
 
@@ -137,7 +139,7 @@ class PluginTest {
             }
             brute.sort(Map.Entry.<String, Double>comparingByValue().thenComparing(Map.Entry.comparingByKey()));
             int k = 1 + trial % 7;
-            List<Map<String, Object>> got = rows("CALL kgdb.nearestNodes('ent_vec', $q, $k) YIELD node, distance "
+            List<Map<String, Object>> got = rows("CALL kgdb.nearestNodes('kgdb_entity_embedding_vector', $q, $k) YIELD node, distance "
                     + "RETURN node.id AS id, distance ORDER BY distance, id LIMIT $k", Map.of("q", q, "k", k));
             assertEquals(k, got.size());
             for (int i = 0; i < k; i++) {
@@ -152,12 +154,41 @@ class PluginTest {
         Map<String, Object> q = Map.of("q", List.of(1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0));
         assertTrue(failure("CALL kgdb.nearestNodes('nope', $q, 3)", q).contains("there is no index named nope"));
         assertTrue(failure("CALL kgdb.nearestNodes('ent_id', $q, 3)", q).contains("is not a vector index of nodes"));
-        assertTrue(failure("CALL kgdb.nearestRelationships('ent_vec', $q, 3)", q).contains("not a vector index of relationships"));
-        assertTrue(failure("CALL kgdb.nearestNodes('ent_vec', $q, 0)", q).contains("k must be an integer from 1"));
-        assertTrue(failure("CALL kgdb.nearestNodes('ent_vec', $q, null)", q).contains("k must be an integer from 1"));
-        assertTrue(failure("CALL kgdb.nearestNodes('ent_vec', null, 3)", q).contains("vector is null"));
-        assertTrue(failure("CALL kgdb.nearestNodes('ent_vec', [], 3)", q).contains("vector is an empty list"));
+        assertTrue(failure("CALL kgdb.nearestRelationships('kgdb_entity_embedding_vector', $q, 3)", q).contains("not a vector index of relationships"));
+        assertTrue(failure("CALL kgdb.nearestNodes('kgdb_entity_embedding_vector', $q, 0)", q).contains("k must be an integer from 1"));
+        assertTrue(failure("CALL kgdb.nearestNodes('kgdb_entity_embedding_vector', $q, null)", q).contains("k must be an integer from 1"));
+        assertTrue(failure("CALL kgdb.nearestNodes('kgdb_entity_embedding_vector', null, 3)", q).contains("vector is null"));
+        assertTrue(failure("CALL kgdb.nearestNodes('kgdb_entity_embedding_vector', [], 3)", q).contains("vector is an empty list"));
         assertTrue(failure("CALL kgdb.nearestNodes(null, $q, 3)", q).contains("index is null"));
+    }
+
+    @Test
+    void entitiesPutTheExactNameFirstAndToleratesTypos() {
+        List<Map<String, Object>> got = rows("CALL kgdb.entities('Entity 17', 3) YIELD rank, id, name, type "
+                + "RETURN rank, id, name, type", Map.of());
+        assertEquals(3, got.size());
+        assertEquals(Map.of("rank", 1L, "id", "e17", "name", "entity 17", "type", "Entity"), got.get(0));
+        got = rows("CALL kgdb.entities('entiti 42') YIELD id RETURN id", Map.of());
+        assertTrue(got.stream().anyMatch(r -> "e42".equals(r.get("id"))));
+        assertTrue(rows("CALL kgdb.entities('   ') YIELD id RETURN id", Map.of()).isEmpty());
+        assertTrue(failure("CALL kgdb.entities(null)", Map.of()).contains("kgdb: text must be given"));
+        assertTrue(failure("CALL kgdb.entities('x', 0)", Map.of()).contains("kgdb: topK must be between 1 and 1000"));
+    }
+
+    @Test
+    void nearestEntitiesAreRankedFlatRows() {
+        List<Double> q = new ArrayList<>();
+        for (int d = 0; d < DIM; d++) q.add(0.1 * d);
+        List<Map<String, Object>> got = rows("CALL kgdb.nearestEntities($q, 4) YIELD rank, id, name, distance "
+                + "RETURN rank, id, name, distance", Map.of("q", q));
+        List<Map<String, Object>> want = rows("CALL kgdb.nearestNodes('kgdb_entity_embedding_vector', $q, 4) "
+                + "YIELD node, distance RETURN node.id AS id, distance ORDER BY distance, id LIMIT 4", Map.of("q", q));
+        assertEquals(4, got.size());
+        for (int i = 0; i < 4; i++) {
+            assertEquals((long) i + 1, got.get(i).get("rank"));
+            assertEquals(want.get(i).get("id"), got.get(i).get("id"));
+            assertEquals(want.get(i).get("distance"), got.get(i).get("distance"));
+        }
     }
 
     // ------------------------------------------------------------------ SimGRAG matching
