@@ -80,4 +80,7 @@ def plugin_jar(*, build: bool = True) -> Path:
     tmp = jar.with_suffix(".tmp")
     shutil.copyfile(built, tmp)
     os.replace(tmp, jar)
+    for old in jar.parent.glob(f"{ARTIFACT}-*.jar"):  # builds of earlier sources
+        if old != jar:
+            old.unlink(missing_ok=True)
     return jar
