@@ -293,3 +293,29 @@ def test_native_nearest_entities_equal_the_custom_procedure_body(movie_sample_st
             (r["rank"], r["id"], r["name"]) for r in want]
         for g, w in zip(got, want, strict=True):
             assert math.isclose(g["distance"], w["distance"], abs_tol=1e-4)
+
+
+def test_procedures_status_reports_the_plugin_against_kgdb(plugin_store):
+    from kgdb.procedures import status
+
+    assert status(plugin_store)["plugin"] == {
+        "version": kgdb.__version__, "kgdb": kgdb.__version__, "matches": True, "native": True}
+    plain = Neo4jStore(plugin_store.uri, plugin_store.username, plugin_store.password, None,
+                       native=False)
+    try:
+        assert status(plain)["plugin"]["native"] is False
+    finally:
+        plain.close()
+
+
+def test_a_plugin_of_another_version_is_reported_not_used(plugin_store, monkeypatch):
+    import kgdb.engine.neo4j_plugin as plugin
+
+    monkeypatch.setattr(plugin, "VERSION", "9.9.9")
+    try:
+        assert plugin_store.detect_plugin() == kgdb.__version__
+        assert type(plugin_store.dialect) is Neo4jDialect
+    finally:
+        monkeypatch.undo()
+        plugin_store.detect_plugin()
+    assert isinstance(plugin_store.dialect, Neo4jNativeDialect)
