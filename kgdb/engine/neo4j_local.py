@@ -35,7 +35,7 @@ from pathlib import Path
 
 from kgdb.config import environment
 from kgdb.dialects.neo4j import Neo4jDialect
-from kgdb.engine.neo4j_plugin import plugin_jar
+from kgdb.engine.neo4j_plugin import plugin_jar, source_dir
 from kgdb.engine.process import file_lock, free_port, pid_runs, port_free, port_open, reap, wait_exit
 from kgdb.errors import EngineConnectionError
 
@@ -248,8 +248,12 @@ class LocalNeo4j:
             if "/org/neo4j/" in jar:
                 (plugins / path.name).symlink_to(path)
         if environment().KGDB_NEO4J_PLUGIN:  # kgdb's own (neo4j_plugin.py)
-            kgdb_jar = plugin_jar()
-            (plugins / kgdb_jar.name).symlink_to(kgdb_jar)
+            if (source_dir() / "pom.xml").is_file():
+                kgdb_jar = plugin_jar()
+                (plugins / kgdb_jar.name).symlink_to(kgdb_jar)
+            else:  # an installed wheel has no plugin sources: plain Cypher, said once
+                log.warning("kgdb's Neo4j plugin is built from a source checkout "
+                            "(neo4j-plugin/); starting Neo4j without it")
 
     def _set_initial_password(self, java: str, server_cp: list[str]) -> None:
         command = [java, "-cp", ":".join(server_cp), ADMIN_TOOL, "dbms",

@@ -18,6 +18,7 @@ import subprocess
 from pathlib import Path
 
 import kgdb
+from kgdb.engine.process import file_lock
 from kgdb.errors import EngineConnectionError
 
 log = logging.getLogger("kgdb")
@@ -57,6 +58,15 @@ def plugin_jar(*, build: bool = True) -> Path:
     jar = cache_dir() / "neo4j" / "plugin" / f"{ARTIFACT}-{VERSION}-{_source_hash(src)}.jar"
     if jar.is_file() or not build:
         return jar
+    jar.parent.mkdir(parents=True, exist_ok=True)
+    # one build at a time (several servers may start at once): the others wait, then find it
+    with file_lock(jar.parent / "build.lock", BUILD_TIMEOUT_S, "the kgdb Neo4j plugin build"):
+        if not jar.is_file():
+            _build(src, jar)
+    return jar
+
+
+def _build(src: Path, jar: Path) -> None:
     mvn = shutil.which("mvn")
     if not mvn:
         raise EngineConnectionError("the kgdb Neo4j plugin: `mvn` is not on PATH: install "
@@ -76,11 +86,9 @@ def plugin_jar(*, build: bool = True) -> Path:
                   if ln.startswith("[ERROR]") and ln.strip() != "[ERROR]"]
         cause = errors[0][:300] if errors else f"mvn exit {done.returncode}, no {built.name}"
         raise EngineConnectionError(f"the kgdb Neo4j plugin did not build: {cause}")
-    jar.parent.mkdir(parents=True, exist_ok=True)
     tmp = jar.with_suffix(".tmp")
     shutil.copyfile(built, tmp)
     os.replace(tmp, jar)
     for old in jar.parent.glob(f"{ARTIFACT}-*.jar"):  # builds of earlier sources
         if old != jar:
             old.unlink(missing_ok=True)
-    return jar
