@@ -30,6 +30,11 @@ rules_option = click.option(
          "name. Repeatable.")
 
 
+def ctx_exit(code: int) -> None:
+    """End the command with ``code`` (a state to report, not an error: nothing more printed)."""
+    click.get_current_context().exit(code)
+
+
 def read_rulesets(specs: tuple[str, ...]) -> dict[str, Any]:
     from kgdb.cli.rules import read_rules
 
@@ -221,19 +226,26 @@ def procedures_install(ctx: Context, rule_specs: tuple[str, ...], no_service: bo
 @pass_context
 def procedures_status(ctx: Context, rule_specs: tuple[str, ...], no_service: bool,
                       as_json: bool) -> None:
-    """What is installed, and what differs from what this kgdb would install."""
+    """What is installed, and what differs from what this kgdb would install (exit 1 when
+    something differs). Without --rules, installed rule sets are listed, not compared."""
     from kgdb.procedures import status
 
     report = status(ctx.store, read_rulesets(rule_specs), service=not no_service)
     if as_json:
         emit_json(report)
+        if report.get("up_to_date") is False:
+            ctx_exit(1)
         return
     for key in ("same", "changed", "missing", "extra"):
         for name in report.get(key, []):
             click.echo(f"{key}\t{name}")
+    if report.get("rulesets"):
+        click.echo("rule sets: " + ", ".join(report["rulesets"]))
     if "up_to_date" in report:
         click.echo("up to date" if report["up_to_date"] else "differs: run kgdb procedures "
                                                              "install")
+        if not report["up_to_date"]:
+            ctx_exit(1)
     else:
         click.echo(json.dumps(report, default=str))
 

@@ -19,13 +19,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kgdb.cypher.link import STRUCTURAL_RELATIONS
 from kgdb.cypher.params import Params
 from kgdb.dialects.base import Dialect
 from kgdb.statement import Statement
-
-ENTITY, CHUNK, DOCUMENT = "Entity", "Chunk", "Document"
-HAS_CHUNK, SUPPORTING = "hasChunk", "supporting_chunks"
+from kgdb.vocabulary import CHUNK, DOCUMENT, ENTITY, HAS_CHUNK, STRUCTURAL_RELATIONS
+from kgdb.vocabulary import SUPPORTING_CHUNKS as SUPPORTING
 
 
 def document_states(ids: Sequence[str]) -> Statement:
@@ -290,14 +288,19 @@ def set_document_hashes(hashes: Sequence[tuple[str, str, int]]) -> Statement:
 
 
 def nearest_chunk_documents(d: Dialect, vector: Sequence[float], k: int) -> Statement:
-    """The ``k`` chunks nearest to ``vector``: rows ``chunk, document, distance`` (L2 from the
+    """The ``k`` chunks nearest to ``vector``: rows ``chunk, document, text, distance`` (L2 from the
     index's score: ranking chunks does not need :meth:`Dialect.exact_l2_distance`, which GSD's
     sums do, and on Neo4j that exact sum over 384 dimensions costs 0.6 s for 400 rows)."""
     call = d.vector_search_call(CHUNK, "embedding", "$k", "$vector")
     return Statement(
         f"{call}\nWITH node, {d.score_to_l2('score')} AS distance\n"
-        "RETURN node.id AS chunk, node.document AS document, distance\n"
+        "RETURN node.id AS chunk, node.document AS document, node.text AS text, distance\n"
         "ORDER BY distance ASC, chunk ASC\nLIMIT $k", {"k": int(k), "vector": vector})
+
+
+def count_entities() -> Statement:
+    """Row ``entities``: how many entities the graph holds (a count store, O(1))."""
+    return Statement(f"MATCH (e:{ENTITY}) RETURN count(e) AS entities")
 
 
 def documents_mentioning(entity_ids: Sequence[str]) -> Statement:

@@ -31,6 +31,7 @@ from kgdb.embed.base import Embedder
 from kgdb.engine.base import GraphStore
 from kgdb.errors import LoadError
 from kgdb.link import Linker, LinkSettings
+from kgdb.link.gazetteer import name_entries
 from kgdb.schema.apply import ensure_base_schema
 
 EXTRACT_MODES = ("none", "gazetteer", "llm")
@@ -162,10 +163,8 @@ def schema_types(store: GraphStore) -> tuple[list[str] | None, list[str] | None]
 
 
 def gazetteer_for(store: GraphStore, options: DocumentOptions) -> Gazetteer:
-    rows = _rows(store, cy.entity_names(store.dialect))
-    return Gazetteer(((str(r["id"]), str(r["name"]), [str(s) for s in r["synonyms"] or []])
-                      for r in rows),
-                     ignore_case=options.ignore_case, min_length=options.min_length)
+    return Gazetteer(name_entries(store), ignore_case=options.ignore_case,
+                     min_length=options.min_length)
 
 
 def load_documents(store: GraphStore, embedder: Embedder, paths: Iterable[str | Path], *,

@@ -29,7 +29,9 @@ from starlette.exceptions import HTTPException
 
 from kgdb import errors
 from kgdb.engine.base import GraphStore
-from kgdb.retrieve.ask import Answer, AskOptions
+from kgdb.retrieve.evidence import Evidence
+from kgdb.retrieve.registry import AnyOptions, parse_options
+from kgdb.retrieve.solver import Answer
 from kgdb.serve.errors import ServiceError, new_request_id, report, scrub
 from kgdb.serve.operations import MAX_TEXT, Operations, ServeConfig, cap_lists
 from kgdb.serve.tenants import Tenants
@@ -66,7 +68,8 @@ class Body(BaseModel):
 class AskRequest(Body):
     model_config = ConfigDict(extra="forbid")
     question: str = Field(..., min_length=1, max_length=MAX_QUESTION)
-    options: AskOptions = AskOptions()
+    options: AnyOptions = Field(default_factory=lambda: parse_options(None), description=(
+        "the solver (``solver``, default pattern) and its options"))
 
 
 class LfRequest(Body):
@@ -317,8 +320,8 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
     def retrieve(body: AskRequest, call: Reader, format: Format = "json") -> Any:
         """The evidence a solver finds, without an LLM answer (SimGRAG needs a pattern or an
         LLM for it)."""
-        answer = ops.retrieve(call.store, body.question, body.options)
-        return _answer_response(answer, config.max_rows, format)
+        evidence = ops.retrieve(call.store, body.question, body.options)
+        return _answer_response(evidence, config.max_rows, format)
 
     @app.post("/lf/run", tags=["programs"])
     def lf_run(body: LfRequest, call: Reader, format: Format = "json") -> Any:
@@ -386,8 +389,8 @@ def _token(tokens: TokenFile, header: str | None) -> Token:
     return token
 
 
-def _answer_response(answer: Answer, max_rows: int, format: str) -> Any:
-    payload = answer.to_json()
+def _answer_response(answer: Answer | Evidence, max_rows: int, format: str) -> Any:
+    payload: dict[str, Any] = answer.to_json()
     return _rows_response(payload, "evidence", max_rows, format)
 
 

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from kgdb.retrieve.ask import AskOptions
+from kgdb.retrieve.registry import AnyOptions, parse_options
 from kgdb.serve.embedding import deadline
 from kgdb.serve.errors import ServiceError, new_request_id, report, scrub
 from kgdb.serve.operations import Operations, ServeConfig, cap_lists, text_contract
@@ -87,19 +87,20 @@ def build_server(config: ServeConfig, graph: str | None = None, *, embedder: Any
 
     @server.tool(annotations=read_only)
     @guarded
-    def retrieve(question: str, options: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Evidence for a question without an answer. options: the options of kgdb ask,
-        e.g. {"solver": "hig"} or {"pattern": [["Kismet", "directed_by", "UNKNOWN 1"]]}."""
+    def retrieve(question: str, options: AnyOptions | None = None) -> dict[str, Any]:
+        """Evidence for a question without an answer. options: a solver and its options,
+        e.g. {"solver": "document-graph"} or {"solver": "pattern", "pattern": [["Kismet",
+        "directed_by", "UNKNOWN 1"]]}."""
         with reader() as store:
-            answer = ops.retrieve(store, question, AskOptions.model_validate(options or {}))
-        return capped(answer.to_json(statements=False))
+            evidence = ops.retrieve(store, question, options or parse_options(None))
+        return capped(evidence.to_json(statements=False))
 
     @server.tool(annotations=read_only)
     @guarded
-    def ask(question: str, options: dict[str, Any] | None = None) -> dict[str, Any]:
+    def ask(question: str, options: AnyOptions | None = None) -> dict[str, Any]:
         """Answer a question from the graph with its evidence (needs the server's LLM)."""
         with reader() as store:
-            answer = ops.ask(store, question, AskOptions.model_validate(options or {}))
+            answer = ops.ask(store, question, options or parse_options(None))
         return capped(answer.to_json(statements=False))
 
     @server.tool(annotations=read_only)

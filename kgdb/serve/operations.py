@@ -14,7 +14,9 @@ from kgdb import errors
 from kgdb.config import Settings
 from kgdb.dsl.rules_ast import RuleSet
 from kgdb.engine.base import GraphStore
-from kgdb.retrieve.ask import PASSAGE, Answer, AskOptions
+from kgdb.retrieve.ask import llm_needed
+from kgdb.retrieve.evidence import PASSAGE, Evidence
+from kgdb.retrieve.solver import Answer, SolverOptions
 from kgdb.serve.embedding import SharedModel, TenantEmbedder
 from kgdb.serve.errors import ServiceError
 from kgdb.serve.tokens import TokenFile
@@ -87,8 +89,8 @@ class Operations:
                 self._llm = ChatClient(settings)
             return self._llm
 
-    def _llm_for_retrieval(self, options: AskOptions) -> Any:
-        return self.llm() if options.solver == "simgrag" and options.pattern is None else None
+    def _llm_for_retrieval(self, options: SolverOptions) -> Any:
+        return self.llm() if llm_needed(options, answer=False) else None
 
     # ------------------------------------------------------------------ operations
     def health(self, store: GraphStore, graph: str) -> dict[str, Any]:
@@ -102,31 +104,31 @@ class Operations:
                 "indexes": indexes, "procedures": self.procedures(store),
                 "writes": self.config.allow_writes, "rulesets": sorted(self.config.rulesets)}
 
-    def ask(self, store: GraphStore, question: str, options: AskOptions) -> Answer:
+    def ask(self, store: GraphStore, question: str, options: SolverOptions) -> Answer:
         from kgdb.retrieve.ask import ask
 
         return ask(store, self.embedder(store), self.llm(), question, options)
 
-    def retrieve(self, store: GraphStore, question: str, options: AskOptions) -> Answer:
+    def retrieve(self, store: GraphStore, question: str, options: SolverOptions) -> Evidence:
         from kgdb.retrieve.ask import retrieve
 
         return retrieve(store, self.embedder(store), question, options,
                         self._llm_for_retrieval(options))
 
-    def relay_ask(self, store: GraphStore, question: str, options: AskOptions
+    def relay_ask(self, store: GraphStore, question: str, options: SolverOptions
                   ) -> list[dict[str, Any]]:
         """One flat row per answer: rank, answer, solver, evidence (verbalised)."""
         answer = self.ask(store, question, options)
         evidence = "; ".join(f"{r.head} {r.relation} {r.tail}" if r.relation != PASSAGE
                              else f"[{r.head}] {r.tail[:200]}"
-                             for r in answer.evidence[: self.config.max_rows])
-        return [{"rank": 1, "answer": answer.answer, "solver": answer.solver,
+                             for r in answer.evidence.rows()[: self.config.max_rows])
+        return [{"rank": 1, "answer": answer.text, "solver": answer.evidence.solver,
                  "evidence": evidence}]
 
-    def relay_evidence(self, store: GraphStore, question: str, options: AskOptions
+    def relay_evidence(self, store: GraphStore, question: str, options: SolverOptions
                        ) -> list[dict[str, Any]]:
-        answer = self.retrieve(store, question, options)
-        return [row.to_json() for row in answer.evidence[: self.config.max_rows]]
+        evidence = self.retrieve(store, question, options)
+        return [row.to_json() for row in evidence.rows()[: self.config.max_rows]]
 
     def lf_run(self, store: GraphStore, program: str, link: bool) -> dict[str, Any]:
         """Run a logical form: its result with the outputs as ``rows``."""
@@ -188,32 +190,25 @@ class Operations:
     def passages_and_facts(self, store: GraphStore, query: str, top_k: int,
                            threshold: float) -> list[dict[str, Any]]:
         """Dify's records: the nearest chunks and triple texts by cosine similarity."""
-        from kgdb.cypher import documents as cy
-        from kgdb.documents.ttr import indexed_types
+        from kgdb import vocabulary
+        from kgdb.link.triples import indexed_types
         from kgdb.retrieve.cqr import nearest_facts
+        from kgdb.retrieve.passages import nearest_passages
 
         top_k = min(top_k, self.config.max_rows)
         if top_k < 1 or not query.strip():
             return []
         vector = self.embedder(store).embed([query])[0]
         records: list[dict[str, Any]] = []
-        if any(i.kind == "vector" and i.label == cy.CHUNK for i in store.indexes()):
-            rows = store.run(cy.nearest_chunk_documents(store.dialect, vector, top_k)).records()
-            ids = [str(r["chunk"]) for r in rows]
-            texts = ({str(r["id"]): r for r in store.run(cy.chunks_by_id(ids)).records()}
-                     if ids else {})
-            for r in rows:
-                chunk = texts.get(str(r["chunk"]))
-                if chunk is not None:  # L2 between unit vectors -> cosine
-                    records.append({"content": str(chunk["text"]),
-                                    "score": 1.0 - float(r["distance"]) ** 2 / 2.0,
-                                    "title": str(r["document"]),
-                                    "metadata": {"chunk": str(r["chunk"]), "kind": "passage"}})
+        if any(i.kind == "vector" and i.label == vocabulary.CHUNK for i in store.indexes()):
+            records += [{"content": p.text, "score": p.score, "title": p.document,
+                         "metadata": {"chunk": p.id, "kind": "passage"}}
+                        for p in nearest_passages(store, vector, top_k)]
         types = indexed_types(store)
         for triple in nearest_facts(store, vector, top_k, types) if types else []:
             records.append({"content": triple.text, "score": triple.score,
-                            "title": f"{triple.head} {triple.type} {triple.tail}",
-                            "metadata": {"head": triple.head_id, "relation": triple.type,
+                            "title": f"{triple.head} {triple.relation} {triple.tail}",
+                            "metadata": {"head": triple.head_id, "relation": triple.relation,
                                          "tail": triple.tail_id, "kind": "fact"}})
         kept = [r for r in records if r["score"] >= threshold]
         kept.sort(key=lambda r: (-r["score"], r["title"], r["content"]))
