@@ -346,6 +346,26 @@ def test_fair_model_and_the_whole_request_deadline(embedder: Any) -> None:
     surface.done()
 
 
+def test_timeout_holds_for_the_whole_request(service: Service) -> None:
+    """--timeout bounds a request, not only each statement: past it the request ends with a
+    504 whatever it was doing (waiting for the model, running its next statement)."""
+    surface = Surface(f"http --timeout for the whole request [{_engine(service)}]")
+    service.app.state.config.timeout_s = 0.000001
+    program = "Step1: x\nAction1: Retrieval(s=s1:Entity[Kismet], p=p1:directed_by, o=o1)\n" \
+              "Output(o1)"
+    for path, body in (("/v1/embeddings", {"input": [f"text {i}" for i in range(64)]}),
+                       ("/lf/run", {"program": program}),
+                       ("/retrieve", {"question": "q", "options": {"pattern":
+                                                                   PATTERN["triples"]}})):
+        reply = service.call("POST", path, json=body)
+        surface.check(reply.status_code == 504 and _clean(reply),
+                      f"{path}: {reply.status_code} {reply.text[:160]}")
+    service.app.state.config.timeout_s = 20
+    reply = service.call("POST", "/lf/run", json={"program": program})
+    surface.check(reply.status_code == 200, reply.text[:160])
+    surface.done()
+
+
 # ---------------------------------------------------------------------- bodies
 def test_body_limit_and_auth_come_before_the_body(films: Any, embedder: Any, tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
