@@ -284,6 +284,28 @@ def test_reads_never_create_a_graph_and_stores_are_bounded(
     surface.done()
 
 
+def test_a_missing_graph_is_404_on_every_engine(service: Service, tmp_path: Path) -> None:
+    """A `*` token naming a graph (FalkorDB) or database (Neo4j) that does not exist: 404
+    naming only what the client sent (not the server's other databases), nothing created."""
+    from kgdb.serve.tokens import TokenFile
+
+    tokens = TokenFile.load(tmp_path / "tokens.json")
+    service.tokens["any"] = tokens.add("any", ("read",), ("*",))
+    service.app.state.config.tokens = TokenFile.load(tmp_path / "tokens.json")
+    surface = Surface(f"http tenants: a missing graph [{_engine(service)}]")
+    for name in ("nosuchgraph", "probe-2", "x.y"):
+        for method, path, body in (("GET", "/health", None), ("GET", "/procedures", None),
+                                   ("POST", "/retrieve", {"question": "q"}),
+                                   ("POST", "/v1/embeddings", {"input": "x"})):
+            reply = service.call(method, path, token="any", graph=name, json=body)
+            surface.check(reply.status_code == 404 and _clean(reply)
+                          and reply.json()["error"]["message"].endswith(
+                              f"{name!r} on this server") and "'neo4j'" not in reply.text,
+                          f"{name} {path}: {reply.status_code} {reply.text[:160]}")
+    surface.check(service.call("GET", "/health", token="any").status_code == 200, "own graph")
+    surface.done()
+
+
 def test_embedding_caches_are_per_tenant_and_requests_bounded(service: Service,
                                                               embedder: Any) -> None:
     from kgdb.serve.operations import MAX_EMBED_BYTES, MAX_TEXTS
