@@ -582,3 +582,22 @@ def test_mcp_tools_map_errors_and_text_like_http(films: Any, embedder: Any, tmp_
 
     asyncio.run(run())
     surface.done()
+
+
+# ---------------------------------------------------------------------- the CLI's model
+def test_cli_ask_with_any_reply_shape_is_one_line(films: Any, scripted_llm: Any) -> None:
+    """`kgdb ask` against a hostile model: an answer, or exit 1 with one line — never
+    `kgdb: internal error` (7 reply shapes ended in one before)."""
+    from click.testing import CliRunner
+
+    from kgdb.cli import cli
+
+    surface = Surface(f"cli ask: model reply shapes [{films.dialect.NAME}]")
+    for shape, step in REPLY_SHAPES.items():
+        scripted_llm.default = step
+        result = CliRunner().invoke(cli, ["ask", "Who directed Kismet?"])
+        lines = [line for line in result.output.splitlines() if line.startswith("kgdb:")]
+        ok = result.exit_code == 0 or (result.exit_code == 1 and len(lines) == 1
+                                       and "internal error" not in result.output)
+        surface.check(ok, f"{shape}: exit {result.exit_code}: {result.output[-300:]}")
+    surface.done()
