@@ -79,9 +79,10 @@ function rrf(rankings, c, k) {
 //   P[u][v] = w(u, v) / (sum of u's outgoing weights); a dangling node passes nothing on.
 // The graph comes as CSR arrays (kgdb/retrieve/pagerank.py: csr): `nodes` (ascending ids),
 // `offsets` (n + 1), `adj` (neighbour positions) and `prob` (P[u][v] per entry).
-// Forward push (Andersen, Chung, Lang 2006): every node's residual above epsilon times its
-// degree (at least 1) is settled, (1 - d) of it kept as score and d of it spread along its
-// edges; what is left unsettled is at most that per node. Rows {node, score} of the `targets` (null: every
+// Forward push (Andersen, Chung, Lang 2006) in first-in first-out order (rounds, like a
+// power iteration over the nodes that still hold residual): every node's residual above
+// epsilon times its degree (at least 1) is settled, (1 - d) of it kept as score and d of it
+// spread along its edges; what is left unsettled is at most that per node. Rows {node, score} of the `targets` (null: every
 // node) with a positive score, best first, ties by node ascending, at most k.
 function findNode(nodes, id) {
   let lo = 0, hi = nodes.length - 1;
@@ -127,8 +128,10 @@ function ppr(nodes, offsets, adj, prob, seeds, seedWeights, damping, epsilon, ta
   for (let i = 0; i < n; i++) limit[i] = epsilon * Math.max(1, offsets[i + 1] - offsets[i]);
   for (let i = 0; i < n; i++) if (residual[i] > limit[i]) { queue.push(i); queued[i] = 1; }
   let pushes = 0;
-  while (queue.length > 0) {
-    const u = queue.pop();
+  let head = 0;
+  while (head < queue.length) {
+    const u = queue[head++];
+    if (head > 65536 && head * 2 > queue.length) { queue.splice(0, head); head = 0; }
     queued[u] = 0;
     const ru = residual[u];
     if (!(ru > limit[u])) continue;

@@ -69,7 +69,7 @@ class PprOptions:
     """Neo4j: GDS's iteration cap."""
     tolerance: float = 1e-9
     """Neo4j: GDS's convergence tolerance."""
-    epsilon: float = 1e-8
+    epsilon: float = 1e-5
     """FalkorDB: the residual each node may keep unsettled (forward push)."""
     k: int = 100
     """Chunks returned."""
