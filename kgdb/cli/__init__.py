@@ -20,7 +20,13 @@ from kgdb.cli.lf import lf
 from kgdb.cli.load import load
 from kgdb.cli.neo4j import neo4j_group
 from kgdb.cli.query import cypher, stats
-from kgdb.cli.retrieve import ask_command, bench_retrieve_command, eval_group, pattern_command
+from kgdb.cli.retrieve import (
+    ask_command,
+    bench_retrieve_command,
+    eval_group,
+    pattern_command,
+    retrieve_command,
+)
 from kgdb.cli.rules import rules_group
 from kgdb.cli.schema import schema
 from kgdb.cli.serve import procedures_group, serve_command, tokens_group
@@ -32,17 +38,21 @@ __all__ = ["cli", "main"]
 @click.option("--uri", envvar="KGDB_URI", default=None,
               help="neo4j://... or bolt://... for Neo4j; unset for the embedded FalkorDB.")
 @click.option("--graph", default=None, help="Graph name on FalkorDB (KGDB_GRAPH, default kgdb).")
+@click.option("--verbose", "-v", is_flag=True,
+              help="Say on stderr which database the command uses.")
 @click.version_option(package_name="kgdb")
 @click.pass_context
-def cli(ctx: click.Context, uri: str | None, graph: str | None) -> None:
-    """kgdb: knowledge-augmented retrieval inside a graph database."""
-    ctx.obj = Context(uri, graph)
+def cli(ctx: click.Context, uri: str | None, graph: str | None, verbose: bool) -> None:
+    """kgdb: knowledge-augmented retrieval inside a graph database.
+
+    The options above may also follow the command (kgdb stats --graph demo)."""
+    ctx.obj = Context(uri, graph, verbose=verbose)
     ctx.call_on_close(ctx.obj.close)
 
 
 for _command in (neo4j_group, db, schema, load, rules_group, stats, cypher, bench, demo, lf,
-                 pattern_command, ask_command, eval_group, delete, index_group, serve_command,
-                 tokens_group, procedures_group):
+                 pattern_command, ask_command, retrieve_command, eval_group, delete, index_group,
+                 serve_command, tokens_group, procedures_group):
     cli.add_command(_command)
 bench.add_command(bench_retrieve_command)
 

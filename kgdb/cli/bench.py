@@ -99,3 +99,19 @@ def bench_procedures(ctx: Context, question: str, options_json: str, runs: int,
     result = run(ctx.store, ctx.embedder, question, options, runs=runs,
                  answer=not evidence_only)
     _show(result, as_json)
+
+
+@bench.command("embed")
+@click.option("--model", "models", multiple=True, default=("minilm",), show_default=True,
+              help="KGDB_EMBED_MODEL values to measure (repeatable): minilm, minilm-torch.")
+@click.option("--texts", "count", type=click.IntRange(1), default=2000, show_default=True,
+              help="How many texts: the bundled sample's names and facts, repeated.")
+@click.option("--rounds", type=click.IntRange(1), default=3, show_default=True,
+              help="Alternating rounds per model (the best one counts).")
+@json_option
+def bench_embed(models: tuple[str, ...], count: int, rounds: int, as_json: bool) -> None:
+    """Embedding throughput without the cache (texts/s), and the largest cosine distance
+    between the models' vectors of the same texts."""
+    from kgdb.bench import bench_embed as run
+
+    _show(run(list(models), count, rounds), as_json)

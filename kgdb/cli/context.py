@@ -17,8 +17,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 class Context:
     """Lazily opened store and embedder shared by the commands of one invocation."""
 
-    def __init__(self, uri: str | None, graph: str | None) -> None:
+    def __init__(self, uri: str | None, graph: str | None, *, verbose: bool = False) -> None:
         self.settings = Settings.from_env(uri=uri, graph=graph)
+        self.verbose = verbose
         self._store: GraphStore | None = None
         self._embedder: Any = None
 
@@ -28,6 +29,8 @@ class Context:
             from kgdb.engine import connect
 
             self._store = connect(self.settings)
+            if self.verbose:
+                click.echo(f"kgdb: database: {self._store.address}", err=True)
         return self._store
 
     @property

@@ -55,9 +55,51 @@ def translate(run: Callable[[], Any]) -> int:
     return result if isinstance(result, int) and not isinstance(result, bool) else 0
 
 
+HOISTED_OPTIONS = {"--uri": True, "--graph": True, "--verbose": False, "-v": False}
+"""The root group's options (and whether each takes a value), also accepted after the command
+(``kgdb stats --graph demo``) unless that command has an option of the same name."""
+
+
+def hoist_root_options(group: click.Group, ctx: click.Context, args: list[str]) -> list[str]:
+    """``args`` with the root options written after the command moved before it."""
+    i = 0
+    while i < len(args) and args[i].split("=", 1)[0] in HOISTED_OPTIONS:
+        i += 1 + (HOISTED_OPTIONS[args[i]] if "=" not in args[i] else 0)
+    command: click.Command = group
+    own: set[str] = set()
+    while i < len(args) and isinstance(command, click.Group):
+        found = command.get_command(ctx, args[i])
+        if found is None:
+            return args
+        command = found
+        own |= {name for param in command.params for name in param.opts}
+        i += 1
+    head, tail, moved = args[:i], [], []
+    rest = args[i:]
+    j = 0
+    while j < len(rest):
+        token = rest[j]
+        if token == "--":
+            tail += rest[j:]
+            break
+        name = token.split("=", 1)[0]
+        if name in HOISTED_OPTIONS and name not in own:
+            takes = HOISTED_OPTIONS[name] and "=" not in token
+            moved += rest[j:j + 1 + takes]
+            j += 1 + takes
+            continue
+        tail.append(token)
+        j += 1
+    return moved + head + tail
+
+
 class KgdbGroup(click.Group):
     """The root group: in standalone mode (the console script, ``CliRunner``) it exits through
-    :func:`translate`; ``standalone_mode=False`` keeps click's raw behaviour for embedding."""
+    :func:`translate`; ``standalone_mode=False`` keeps click's raw behaviour for embedding.
+    Its options may also follow the command (:func:`hoist_root_options`)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, hoist_root_options(self, ctx, list(args)))
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,

@@ -8,7 +8,8 @@ from typing import Any
 import click
 
 from kgdb.cli.context import Context, pass_context
-from kgdb.cli.output import emit_json, json_option
+from kgdb.cli.output import emit_json, json_option, waiting
+from kgdb.cli.serve import rules_option
 
 
 @click.group("neo4j")
@@ -34,32 +35,79 @@ def echo_stopped(stopped: bool, as_json: bool) -> None:
         click.echo("stopped" if stopped else "not running")
 
 
-def _echo_settings(settings: dict[str, str], as_json: bool) -> None:
+def _start_with_service(ctx: Context, server: Any, rule_specs: tuple[str, ...],
+                        port: int | None, as_json: bool) -> None:
+    from kgdb.serve.wiring import wire
+
+    if port is not None:
+        raise click.UsageError("--port: with --with-service, Neo4j takes 7687 when free")
+    rules = {}
+    for spec in rule_specs:
+        name, _, file = spec.rpartition("=")
+        rules[name or Path(file).stem] = Path(file)
+    with waiting("starting Neo4j and kgdb serve, installing kgdb's procedures"):
+        wired = wire(server, ctx.settings.home, rules)
+    extra = {"service_url": wired.service_url, "service_pid": wired.service_pid,
+             "procedures": wired.installed}
+    _echo_settings(server, server.status(), as_json, extra)
+
+
+def _echo_settings(server: Any, state: Any, as_json: bool,
+                   extra: dict[str, Any] | None = None) -> None:
+    """The settings as ``export NAME=value`` lines for ``eval "$(kgdb neo4j start)"`` (or
+    JSON), the HTTP and Browser URLs as a comment, and one line on stderr saying what runs."""
+    import shlex
+
+    settings = server.settings(state)
+    browser = server.browser_url(state)
     if as_json:
-        emit_json(settings)
-    else:
-        for name, value in settings.items():
-            click.echo(f"{name}={value}")
+        emit_json({**settings, "http_url": state.http_url, "browser_url": browser,
+                   "home": str(server.home), "pid": state.pid, **(extra or {})})
+        return
+    for name, value in settings.items():
+        click.echo(f"export {name}={shlex.quote(value)}")
+    http = f"; HTTP {state.http_url}" if state.http_url else ""
+    shown = f"; Neo4j Browser {browser}" if browser else ""
+    click.echo(f"# Neo4j 5.26 on {state.uri}{http}{shown}")
+    if extra:
+        click.echo(f"# kgdb serve at {extra['service_url']} (pid {extra['service_pid']}); "
+                   f"{len(extra['procedures'])} procedures installed")
+    click.echo(f"Neo4j runs on {state.uri}{http}{shown} (home {server.home}). kgdb uses it only "
+               "where these variables are exported: eval \"$(kgdb neo4j start)\"; check with "
+               "kgdb stats.", err=True)
 
 
 @neo4j_group.command("start")
 @home_option
 @click.option("--port", type=click.IntRange(1, 65535), default=None,
-              help="Bolt port on 127.0.0.1 (default: a free one).")
+              help="Bolt port on 127.0.0.1 (default: 7687 and HTTP 7474 when free, else free "
+                   "ones).")
 @click.option("--service-url", default=None,
               help="The kgdb serve URL that custom.kgdb.ask/embed call (apoc.static.kgdb.url).")
 @click.option("--service-token-file", type=click.Path(exists=True, dir_okay=False,
                                                        path_type=Path), default=None,
               help="A file holding the token those calls send (apoc.static.kgdb.token).")
+@click.option("--with-service", is_flag=True,
+              help="Also wire BI tools: a service token, APOC's settings, kgdb serve in the "
+                   "background and kgdb's procedures installed (needs the serve extra).")
+@rules_option
 @json_option
 @pass_context
 def neo4j_start(ctx: Context, home: Path | None, port: int | None, service_url: str | None,
-                service_token_file: Path | None, as_json: bool) -> None:
-    """Start it (or find it running) and print KGDB_URI, NEO4J_USERNAME and NEO4J_PASSWORD,
-    one NAME=value per line: eval "$(kgdb neo4j start)"."""
+                service_token_file: Path | None, with_service: bool,
+                rule_specs: tuple[str, ...], as_json: bool) -> None:
+    """Start it (or find it running) and print KGDB_URI, NEO4J_USERNAME and NEO4J_PASSWORD as
+    `export NAME=value` lines for the shell: eval "$(kgdb neo4j start)"."""
     from kgdb.errors import ConfigError
 
     server = _local_neo4j(ctx, home)
+    if rule_specs and not with_service:
+        raise click.UsageError("--rules goes with --with-service")
+    if with_service:
+        if service_url or service_token_file:
+            raise click.UsageError("--with-service chooses the service's URL and token itself")
+        _start_with_service(ctx, server, rule_specs, port, as_json)
+        return
     if (service_url is None) != (service_token_file is None):
         raise click.UsageError("give --service-url and --service-token-file together")
     if service_url and service_token_file:
@@ -68,7 +116,12 @@ def neo4j_start(ctx: Context, home: Path | None, port: int | None, service_url: 
         if changed and server.status() is not None:
             raise ConfigError("Neo4j is running with other service settings: restart it "
                               "(kgdb neo4j stop, then start) so that APOC reads them")
-    _echo_settings(server.settings(server.ensure_started(port)), as_json)
+    state = server.status()
+    if state is None:
+        with waiting("starting Neo4j (about a minute; the first start also downloads its "
+                     "jars with Maven)"):
+            state = server.ensure_started(port, standard_ports=True)
+    _echo_settings(server, state, as_json)
 
 
 @neo4j_group.command("stop")
@@ -76,8 +129,12 @@ def neo4j_start(ctx: Context, home: Path | None, port: int | None, service_url: 
 @json_option
 @pass_context
 def neo4j_stop(ctx: Context, home: Path | None, as_json: bool) -> None:
-    """Stop it (data stays in its folder)."""
-    echo_stopped(_local_neo4j(ctx, home).stop(), as_json)
+    """Stop it, and the kgdb serve that --with-service started (data stays in its folder)."""
+    from kgdb.serve.wiring import stop_service
+
+    server = _local_neo4j(ctx, home)
+    stop_service(server.home, ctx.settings.home)
+    echo_stopped(server.stop(), as_json)
 
 
 @neo4j_group.command("status")
@@ -90,10 +147,27 @@ def neo4j_status(ctx: Context, home: Path | None, as_json: bool) -> None:
     state = server.status()
     info: dict[str, Any] = {"running": state is not None, "home": str(server.home)}
     if state:
-        info.update(pid=state.pid, uri=state.uri, http=state.http_url)
+        info.update(pid=state.pid, uri=state.uri, http=state.http_url,
+                    browser=server.browser_url(state))
     if as_json:
         emit_json(info)
     elif state:
-        click.echo(f"running: Neo4j on {state.uri} (pid {state.pid}; home {server.home})")
+        http = f", HTTP {state.http_url}" if state.http_url else ""
+        click.echo(f"running: Neo4j on {state.uri}{http} (pid {state.pid}; home {server.home})")
     else:
         click.echo(f"not running (home {server.home})")
+
+
+@neo4j_group.command("plugin")
+@json_option
+def neo4j_plugin(as_json: bool) -> None:
+    """Build kgdb's Neo4j plugin (once per source state; Java 17 + Maven) and print the jar's
+    path: copy it into a Neo4j 5.26+ server's plugins/ and allow ``kgdb.*``
+    (dbms.security.procedures.allowlist) to give that server kgdb's native back ends."""
+    from kgdb.engine.neo4j_plugin import VERSION, plugin_jar
+
+    jar = plugin_jar()
+    if as_json:
+        emit_json({"jar": str(jar), "version": VERSION, "bytes": jar.stat().st_size})
+    else:
+        click.echo(str(jar))

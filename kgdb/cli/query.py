@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from kgdb.cli.context import Context, pass_context
-from kgdb.cli.output import emit_json, json_option, jsonable
+from kgdb.cli.output import elide_vectors, emit_json, json_option, jsonable
 
 
 @click.command()
@@ -29,7 +29,7 @@ def stats(ctx: Context, as_json: bool) -> None:
         emit_json({"engine": engine, "labels": labels,
                    "relationship_types": types, "indexes": indexes})
         return
-    click.echo(store.address)
+    click.echo(f"database: {store.address}")
     edition = f" ({engine['edition']})" if engine.get("edition") else ""
     plugins = ", ".join(f"{p['title']} {p['version'] or '(version not reported)'}"
                         for p in engine["plugins"]) or "none"
@@ -82,19 +82,24 @@ def _parse_param(text: str) -> tuple[str, Any]:
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
               help="A parameter; VALUE is JSON if it parses, else a string. Repeatable.")
 @click.option("--write", is_flag=True, help="Allow the query to write.")
+@click.option("--vectors", is_flag=True,
+              help="Print embedding vectors in full (default: their size, <vector: 384 floats>).")
 @json_option
 @pass_context
-def cypher(ctx: Context, query: str, params: tuple[str, ...], write: bool, as_json: bool) -> None:
+def cypher(ctx: Context, query: str, params: tuple[str, ...], write: bool, vectors: bool,
+           as_json: bool) -> None:
     """Run a Cypher QUERY (read-only unless --write)."""
     values = dict(_parse_param(p) for p in params)
     result = ctx.store.run(query, values, write=write)
+    shown = jsonable if vectors else elide_vectors
     if as_json:
-        emit_json({"columns": result.columns, "rows": result.records(), "stats": result.stats})
+        emit_json({"columns": result.columns, "rows": shown(result.records()),
+                   "stats": result.stats})
         return
     if result.columns:
         click.echo("\t".join(result.columns))
         for row in result.rows:
-            click.echo("\t".join(_cell(v) for v in row))
+            click.echo("\t".join(_cell(shown(v)) for v in row))
     changes = {k: v for k, v in result.stats.items() if v and k != "run_time_ms"}
     if changes:
         click.echo(", ".join(f"{k.replace('_', ' ')}: {int(v)}" for k, v in changes.items()))
@@ -103,4 +108,4 @@ def cypher(ctx: Context, query: str, params: tuple[str, ...], write: bool, as_js
 def _cell(value: Any) -> str:
     if isinstance(value, str):
         return value
-    return json.dumps(jsonable(value), ensure_ascii=False)
+    return json.dumps(value, ensure_ascii=False)

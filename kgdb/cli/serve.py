@@ -30,6 +30,11 @@ rules_option = click.option(
          "name. Repeatable.")
 
 
+def ctx_exit(code: int) -> None:
+    """End the command with ``code`` (a state to report, not an error: nothing more printed)."""
+    click.get_current_context().exit(code)
+
+
 def read_rulesets(specs: tuple[str, ...]) -> dict[str, Any]:
     from kgdb.cli.rules import read_rules
 
@@ -53,9 +58,15 @@ def read_rulesets(specs: tuple[str, ...]) -> dict[str, Any]:
 @click.option("--allow-writes", is_flag=True,
               help="Allow the write endpoints (rules apply) for tokens with the write scope.")
 @click.option("--timeout", "timeout_s", default=30.0, show_default=True,
-              type=click.FloatRange(0.1, 3600), help="Seconds each statement may run.")
+              type=click.FloatRange(0.1, 3600),
+              help="Seconds a request may run: each statement, and the whole request "
+                   "(waiting for the embedding model included).")
 @click.option("--max-rows", default=1000, show_default=True, type=click.IntRange(1, 1_000_000),
-              help="Rows at most in a tabular result.")
+              help="Items at most in any list of a response (rows, outputs, trace, "
+                   "subgraphs); a cut says truncated: true.")
+@click.option("--max-body", default=1024 * 1024, show_default=True,
+              type=click.IntRange(1024, 1 << 30),
+              help="Bytes at most of a request body (413 before it is read).")
 @rules_option
 @click.option("--print-openapi", is_flag=True, help="Print the OpenAPI document and exit.")
 @click.option("--mcp", "mcp_stdio", is_flag=True,
@@ -63,7 +74,7 @@ def read_rulesets(specs: tuple[str, ...]) -> dict[str, Any]:
                    "read-only tools unless --allow-writes).")
 @pass_context
 def serve_command(ctx: Context, host: str, port: int, token_path: Path | None,
-                  allow_writes: bool, timeout_s: float, max_rows: int,
+                  allow_writes: bool, timeout_s: float, max_rows: int, max_body: int,
                   rule_specs: tuple[str, ...], print_openapi: bool, mcp_stdio: bool) -> None:
     """Run the knowledge service: HTTP endpoints for ask, retrieve, logical forms, rules,
     embeddings (OpenAI-shaped), Dify retrieval and the relay of custom.kgdb.ask. Every request
@@ -82,7 +93,7 @@ def serve_command(ctx: Context, host: str, port: int, token_path: Path | None,
 
             server = build_server(ServeConfig(ctx.settings, TokenFile(path, []),
                                               allow_writes=allow_writes, timeout_s=timeout_s,
-                                              max_rows=max_rows,
+                                              max_rows=max_rows, max_body=max_body,
                                               rulesets=read_rulesets(rule_specs)))
         except ImportError as exc:
             raise ConfigError(f"kgdb serve --mcp needs the mcp package ({exc.name} is "
@@ -103,7 +114,8 @@ def serve_command(ctx: Context, host: str, port: int, token_path: Path | None,
         click.echo(f"kgdb: created {path} with token 'local': {secret}", err=True)
     tokens = TokenFile.load(path)
     config = ServeConfig(ctx.settings, tokens, allow_writes=allow_writes, timeout_s=timeout_s,
-                         max_rows=max_rows, rulesets=read_rulesets(rule_specs))
+                         max_rows=max_rows, max_body=max_body,
+                         rulesets=read_rulesets(rule_specs))
     import uvicorn
 
     app = create_app(config)
@@ -214,19 +226,26 @@ def procedures_install(ctx: Context, rule_specs: tuple[str, ...], no_service: bo
 @pass_context
 def procedures_status(ctx: Context, rule_specs: tuple[str, ...], no_service: bool,
                       as_json: bool) -> None:
-    """What is installed, and what differs from what this kgdb would install."""
+    """What is installed, and what differs from what this kgdb would install (exit 1 when
+    something differs). Without --rules, installed rule sets are listed, not compared."""
     from kgdb.procedures import status
 
     report = status(ctx.store, read_rulesets(rule_specs), service=not no_service)
     if as_json:
         emit_json(report)
+        if report.get("up_to_date") is False:
+            ctx_exit(1)
         return
     for key in ("same", "changed", "missing", "extra"):
         for name in report.get(key, []):
             click.echo(f"{key}\t{name}")
+    if report.get("rulesets"):
+        click.echo("rule sets: " + ", ".join(report["rulesets"]))
     if "up_to_date" in report:
         click.echo("up to date" if report["up_to_date"] else "differs: run kgdb procedures "
                                                              "install")
+        if not report["up_to_date"]:
+            ctx_exit(1)
     else:
         click.echo(json.dumps(report, default=str))
 

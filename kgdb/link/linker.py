@@ -11,9 +11,15 @@ chosen by :attr:`LinkSettings.mode`:
     distances: they are the Graph Semantic Distance's terms.
 
 ``names`` (logical forms, KAG's solver)
-    Names match exactly, then ignoring case (through the full-text index), then by meaning
-    within ``max_distance`` (the best candidates only). Relation phrases match the graph's
-    relationship types by spelling (:mod:`kgdb.link.names`), then by meaning. Type hints match
+    Names match exactly, then ignoring case (through the full-text index), then by meaning:
+    the best candidates within ``max_distance`` (L2 between MiniLM vectors, default 0.9) whose
+    spelling is also close (``min_spelling``, default 0.6: difflib's similarity ratio of the
+    case-folded names), so that a misspelling ("Kismat") links and a different name that
+    merely means something alike ("Tom Hanks" -> "Tom Reed", distance 0.90, spelling 0.47)
+    does not. A link by meaning is noted with its distance; a refused one names the nearest
+    candidates ("no entity named 'Tom Hanks'; nearest: Tom Reed (0.90), ...").
+    Relation phrases match the graph's relationship types by spelling
+    (:mod:`kgdb.link.names`), then by meaning. Type hints match
     the EntityType catalog by name, then by meaning, widened through ``isA``/``contains``;
     a type that labels no entity is ignored, with a note.
 
@@ -28,8 +34,10 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 from typing import Any, Protocol
 
+from kgdb import vocabulary
 from kgdb.cypher import link as cy
 from kgdb.embed.base import Embedder
 from kgdb.engine.base import GraphStore
@@ -45,16 +53,20 @@ from kgdb.ir import (
 )
 from kgdb.link.names import lexical_relation
 from kgdb.statement import Statement
+from kgdb.vocabulary import CHUNK, CONCEPT, DOCUMENT, ENTITY, ENTITY_TYPE, EVENT, RELATION_TYPE
 
-ENTITY_LABEL = cy.ENTITY_LABEL
-RELATION_TYPE_LABEL = "RelationType"
-ENTITY_TYPE_LABEL = "EntityType"
-KGDB_LABELS = frozenset({"Entity", "Event", "Concept", "Chunk", "Document", "EntityType",
-                         "RelationType", "KgdbMeta"})
+ENTITY_LABEL = vocabulary.ENTITY
+RELATION_TYPE_LABEL = vocabulary.RELATION_TYPE
+ENTITY_TYPE_LABEL = vocabulary.ENTITY_TYPE
+KGDB_LABELS = frozenset({ENTITY, EVENT, CONCEPT, CHUNK, DOCUMENT, ENTITY_TYPE,
+                         RELATION_TYPE, "KgdbMeta"})
 """kgdb's own structural labels: a graph using no other label has no typed entities, so
 type hints are not searched."""
 MODES = ("meaning", "names")
 NO_ENTITY = "no entity named {!r} was found"
+NEAREST = "no entity named {!r}; nearest: {}"
+BY_MEANING = "{!r} linked by meaning to {} (L2 distance {:.2f}, spelling {:.2f})"
+NEAREST_SHOWN = 3
 NO_RELATION = "no relation like {!r} was found"
 NO_TYPE = "type {!r} labels no entity in this graph; it is ignored"
 TIE = 1e-6
@@ -74,6 +86,9 @@ class LinkSettings:
     k_types: int = 16
     max_distance: float = 0.9
     """``names`` mode: the farthest a by-meaning link may be (MiniLM L2 lies in [0, 2])."""
+    min_spelling: float = 0.6
+    """``names`` mode: the least spelling similarity (:func:`spelling`, 0 to 1) of a name and
+    an entity it links to by meaning."""
     label: str = ENTITY_LABEL
     distinct: Distinctness = "all"
 
@@ -90,6 +105,14 @@ class LinkSettings:
                             f"{', '.join(DISTINCTNESS)}")
         if not self.max_distance >= 0.0:
             raise LinkError(f"max_distance must not be negative, not {self.max_distance!r}")
+        if not 0.0 <= self.min_spelling <= 1.0:
+            raise LinkError(f"min_spelling must lie in [0, 1], not {self.min_spelling!r}")
+
+
+def spelling(a: str, b: str) -> float:
+    """How alike two names are spelt: difflib's ratio (2 x matching characters / total) of
+    the case-folded texts, 1.0 for equal ones."""
+    return SequenceMatcher(None, a.casefold(), b.casefold()).ratio()
 
 
 class PatternLinker(Protocol):
@@ -140,6 +163,7 @@ class Linker:
         self._catalog: dict[str, list[str]] | None = None
         self._labelled: dict[str, bool] = {}
         self._fulltext: bool | None = None
+        self._typed: bool | None = None
 
     def link(self, pattern: Pattern) -> LinkedPattern:
         return self.link_all([pattern])[0]
@@ -280,6 +304,8 @@ class Linker:
                     str(row["id"]), str(row["name"]))
         relation_types = self.relationship_types() if phrases else []
         relations = {p: lexical_relation(p, relation_types) for p in phrases}
+        if types and not self.typed_entities():
+            types = []  # as by meaning: a type hint filters only where entities carry types
         catalog = self.catalog() if types else {}
         lower = {k.lower(): k for k in catalog}
         type_keys = {t: (t if t in catalog else lower.get(t.lower())) for t in types}
@@ -301,6 +327,14 @@ class Linker:
             ])
             for (kind, text), cands in found.items():
                 close = [c for c in cands if c.distance <= s.max_distance]
+                if kind == "node":
+                    refused = [c for c in cands if c not in close
+                               or spelling(text, c.name) < s.min_spelling]
+                    close = [c for c in close if c not in refused]
+                    if not close and refused:
+                        shown = ", ".join(f"{c.name} ({c.distance:.2f})"
+                                          for c in refused[:NEAREST_SHOWN])
+                        out.notes[text] = NEAREST.format(text, shown)
                 if kind == "relation":
                     close = [c for c in close if c.id in relation_types]
                 elif kind == "type":
@@ -310,6 +344,9 @@ class Linker:
                 if kind == "node":
                     best = close[0].distance
                     entities[text] = {c.id: c for c in close if c.distance <= best + TIE}
+                    out.notes[text] = BY_MEANING.format(
+                        text, ", ".join(repr(c.name) for c in entities[text].values()), best,
+                        spelling(text, close[0].name))
                 elif kind == "relation":
                     relations[text] = (close[0].id,)
                     self.report.candidates[f"relation:{text}"] = close[:1]
@@ -318,7 +355,7 @@ class Linker:
         for n in names:
             out.entities[n] = tuple(entities[n].values())
             self.report.candidates[f"node:{n}"] = list(out.entities[n])
-            if not entities[n]:
+            if not entities[n] and n not in out.notes:
                 out.notes[n] = NO_ENTITY.format(n)
         for p in phrases:
             out.relations[p] = tuple(Candidate(t, t) for t in relations[p])
@@ -362,6 +399,13 @@ class Linker:
                                               (r["narrower"] or []) + (r["contained"] or [])
                                               if x] for r in rows}
         return self._catalog
+
+    def typed_entities(self) -> bool:
+        """Whether the graph has a label besides kgdb's own (entities that carry types)."""
+        if self._typed is None:
+            labels = self._rows(cy.labels_in_use())
+            self._typed = bool(set(labels[0]["labels"] if labels else ()) - KGDB_LABELS)
+        return self._typed
 
     def labelled(self, label: str) -> bool:
         """Whether some entity carries ``label``."""

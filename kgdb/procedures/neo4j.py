@@ -74,12 +74,19 @@ def status(store: Any, rulesets: dict[str, RuleSet] | None = None, *,
                if str(r["name"]).startswith(cy.NAMESPACE + ".")}
     recorded = store.run(cy.recorded()).records()
     out: dict[str, Any] = {"engine": "neo4j", "installed": sorted("custom." + n for n in present),
-                           "recorded": recorded}
+                           "recorded": recorded, "plugin": plugin_status(store)}
     if rulesets is None:  # only what is there
         rulesets_known = {str(n).removeprefix("kgdb.rules.") for n in present
                           if str(n).startswith("kgdb.rules.")}
         out["rulesets"] = sorted(rulesets_known)
         return out
+    # No rule sets given: the installed ones are listed, not compared (kgdb cannot rebuild a
+    # rule set's procedure without its rules), so `status` right after `install --rules` is
+    # up to date.
+    installed_rules = sorted(str(n).removeprefix("kgdb.rules.") for n in present
+                             if str(n).startswith("kgdb.rules."))
+    out["rulesets"] = sorted(rulesets) if rulesets else installed_rules
+    uncompared = set() if rulesets else {f"kgdb.rules.{n}" for n in installed_rules}
     wanted = {p.name: p for p in expected(store, rulesets, service=service)}
     digests = {str(r["name"]): r["sha256"] for r in recorded}
     missing, changed, same = [], [], []
@@ -93,10 +100,20 @@ def status(store: Any, rulesets: dict[str, RuleSet] | None = None, *,
             changed.append(procedure.called_as)
         else:
             same.append(procedure.called_as)
-    out.update(missing=missing, changed=changed, same=same,
-               extra=sorted("custom." + n for n in present if n not in wanted),
-               up_to_date=not missing and not changed and all(n in wanted for n in present))
+    extra = sorted("custom." + n for n in present if n not in wanted and n not in uncompared)
+    out.update(missing=missing, changed=changed, same=same, extra=extra,
+               up_to_date=not missing and not changed and not extra)
     return out
+
+
+def plugin_status(store: Any) -> dict[str, Any]:
+    """kgdb's Java plugin on the server (``neo4j-plugin/``) against this kgdb: ``version``
+    (None: not loaded), ``kgdb``, ``matches``, and whether this store uses it (``native``)."""
+    from kgdb.engine.neo4j_plugin import VERSION
+
+    loaded = getattr(store, "plugin_version", None)
+    return {"version": loaded, "kgdb": VERSION, "matches": loaded == VERSION,
+            "native": store.dialect.NATIVE is not None}
 
 
 def drop(store: Any) -> dict[str, Any]:

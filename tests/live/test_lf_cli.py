@@ -23,7 +23,7 @@ def test_compile_needs_no_database(monkeypatch: pytest.MonkeyPatch) -> None:
         assert out.exit_code == 0, out.output
         assert "// note: compiled without a database" in out.output
         assert "MATCH (n0:`Entity`)-[r0:`directed_by`]->(n1:`Entity`)" in out.output
-        assert "ORDER BY" in out.output and '"n1_name": "Robert Zemeckis"' in out.output
+        assert "ORDER BY" in out.output and '"n1_name": "William Dieterle"' in out.output
         assert "<ids bound to s1 at run time>" in out.output
     out = CliRunner().invoke(lf, ["compile", str(EXAMPLE), "--json"])
     data = json.loads(out.output)
@@ -66,7 +66,7 @@ def test_ask(metaqa_store: Any, scripted_llm: Any, monkeypatch: pytest.MonkeyPat
                                    "Who directed Kismet?", "--json"])
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
-    assert data["answer"] == "William Dieterle" and data["solver"] == "lf"
+    assert data["answer"] == "William Dieterle" and data["solver"] == "logical-form"
 
 
 def test_registered_in_kgdb_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

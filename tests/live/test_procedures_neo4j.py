@@ -137,6 +137,14 @@ def test_status_catalog_and_drop(relay: Any) -> None:
     out = CliRunner().invoke(cli, ["procedures", "status", "--json", "--rules",
                                    f"hypertension={ROOT / 'dsl/examples/hypertension.rules'}"])
     assert out.exit_code == 0 and json.loads(out.output)["up_to_date"], out.output
+    # right after `install --rules`, a status without --rules is up to date too (the
+    # installed rule sets are listed, not compared), and one that differs exits 1
+    plain = CliRunner().invoke(cli, ["procedures", "status"])
+    assert plain.exit_code == 0, plain.output
+    assert "rule sets: hypertension" in plain.output and "up to date" in plain.output
+    differs = CliRunner().invoke(cli, ["procedures", "status", "--rules",
+                                       f"hypertension={ROOT / 'dsl/examples/cardio_risk.rules'}"])
+    assert differs.exit_code == 1 and "differs: run kgdb procedures install" in differs.output
     dropped = procedures.drop(relay)
     assert "custom.kgdb.ask" in dropped["dropped"]
     assert procedures.status(relay)["installed"] == []

