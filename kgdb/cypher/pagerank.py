@@ -169,11 +169,12 @@ def _projection_edges() -> str:
 
 
 def projection_edges() -> Statement:
-    """The retrieval graph's edges by internal node id: rows ``a, b, w``; and every chunk
-    as a row ``a = null, b = chunk``."""
+    """The retrieval graph's edges by internal node id: rows ``a, b, w`` (``chunk`` null);
+    and every chunk and phrase as a row ``a = null, b = its id, chunk``."""
     return Statement(f"CALL {{\n{_projection_edges()}\n}}\n"
-                     "RETURN id(a) AS a, id(b) AS b, w\nUNION ALL\n"
-                     f"MATCH (c:{CHUNK}) RETURN null AS a, id(c) AS b, null AS w")
+                     "RETURN id(a) AS a, id(b) AS b, w, null AS chunk\nUNION ALL\n"
+                     f"MATCH (c) WHERE c:{CHUNK} OR c:{PHRASE}\n"
+                     f"RETURN null AS a, id(c) AS b, null AS w, c:{CHUNK} AS chunk")
 
 
 def store_projection(nodes: Sequence[int], offsets: Sequence[int], adj: Sequence[int],
@@ -219,7 +220,8 @@ def udf_ppr_chunks(seeds: Mapping[int, float], *, damping: float, epsilon: float
         f"{p.add('damping', float(damping))}, {p.add('epsilon', float(epsilon))}, m.chunks, "
         f"{p.add('k', int(k))}) AS row\n"
         f"MATCH (c:{CHUNK}) WHERE id(c) = row.node\n"
-        "RETURN c.id AS chunk, c.document AS document, row.node AS node, row.score AS score\n"
+        "RETURN c.id AS chunk, c.document AS document, c.text AS text, row.node AS node, "
+        "row.score AS score\n"
         "ORDER BY score DESC, chunk ASC", p.values)
 
 
@@ -314,7 +316,7 @@ def gds_project_seeded(graph: str, seeds: Mapping[int, float]) -> Statement:
         "{relationshipType: t, relationshipProperties: {weight: w}}, "
         "{undirectedRelationshipTypes: ['LINK']}) AS g\n"
         "RETURN g.graphName AS graph, g.nodeCount AS nodes, "
-        "g.relationshipCount AS relationships", p.values, write=True)
+        "g.relationshipCount AS relationships", p.values)
 
 
 def gds_ppr_hub(graph: str, *, damping: float, iterations: int, tolerance: float,
@@ -333,7 +335,7 @@ def gds_ppr_hub(graph: str, *, damping: float, iterations: int, tolerance: float
         "YIELD nodeId, score\n"
         "WITH gds.util.asNode(nodeId) AS c, nodeId, score / " + dmp + " AS score\n"
         f"WHERE c:{CHUNK} AND score > 0\n"
-        "RETURN c.id AS chunk, c.document AS document, nodeId AS node, score\n"
+        "RETURN c.id AS chunk, c.document AS document, c.text AS text, nodeId AS node, score\n"
         f"ORDER BY score DESC, chunk ASC LIMIT {p.add('k', int(k))}", p.values)
 
 
@@ -341,4 +343,4 @@ def gds_drop_named(graph: str) -> Statement:
     """Drop the projection ``graph`` (no error when it is not there)."""
     p = Params()
     return Statement(f"CALL gds.graph.drop({p.add('graph', graph)}, false) YIELD graphName\n"
-                     "RETURN graphName AS graph", p.values, write=True, idempotent=True)
+                     "RETURN graphName AS graph", p.values)

@@ -234,8 +234,9 @@ def store_projection(store: GraphStore) -> int:
     """FalkorDB: write the CSR projection ``kgdb.ppr`` reads; returns its edge count."""
     rows = store.run(cy.projection_edges()).records()
     edges = [(int(r["a"]), int(r["b"]), float(r["w"])) for r in rows if r["a"] is not None]
-    chunks = sorted(int(r["b"]) for r in rows if r["a"] is None)
-    nodes, offsets, adj, prob = csr(edges, nodes=chunks)
+    alone = [r for r in rows if r["a"] is None]
+    chunks = sorted(int(r["b"]) for r in alone if r["chunk"])
+    nodes, offsets, adj, prob = csr(edges, nodes=[int(r["b"]) for r in alone])
     store.run(cy.store_projection(nodes, offsets, adj, prob, chunks))
     return len(edges)
 

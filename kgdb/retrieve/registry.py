@@ -15,12 +15,14 @@ from kgdb.retrieve.cqr import TripleContextSolver
 from kgdb.retrieve.hig import DocumentGraphSolver
 from kgdb.retrieve.logical_form import LogicalFormSolver
 from kgdb.retrieve.pattern import PatternSolver
+from kgdb.retrieve.ppr import PprSolver
 from kgdb.retrieve.solver import AskError, Solver, SolverOptions
 
 SOLVERS: dict[str, Solver[Any]] = {s.name: s for s in (
     PatternSolver(),
     LogicalFormSolver(),
     DocumentGraphSolver(),
+    PprSolver(),
     TripleContextSolver(),
     VectorSolver(),
     EntitiesSolver(),
