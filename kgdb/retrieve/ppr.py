@@ -65,7 +65,7 @@ class PprOptions(PassageOptions, SolverOptions):
         "ppr: exponent on the min-max normalised passage score (HippoRAG 2: 1)"))
     sentences: int = Field(3, ge=0, le=1000, description=(
         "ppr: nearest sentences whose phrases are seeds (HippoRAG 2: 5 facts)"))
-    fact_weight: float = Field(0.3, ge=0.0, description=(
+    fact_weight: float = Field(1.0, ge=0.0, description=(
         "ppr: weight of a sentence seed's cosine (HippoRAG 2: 1)"))
     question_weight: float = Field(0.2, ge=0.0, description=(
         "ppr: weight of a phrase the question names (HippoRAG 2 without its LLM: 0)"))

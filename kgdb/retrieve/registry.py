@@ -22,11 +22,11 @@ SOLVERS: dict[str, Solver[Any]] = {s.name: s for s in (
     PatternSolver(),
     LogicalFormSolver(),
     DocumentGraphSolver(),
-    PprSolver(),
     TripleContextSolver(),
     VectorSolver(),
     EntitiesSolver(),
     HybridSolver(),
+    PprSolver(),
 )}
 """Solvers by name, in the order ``--help`` lists them."""
 
