@@ -116,12 +116,16 @@ def build_graph(store: GraphStore, embedder: Embedder, options: GraphOptions | N
     clock.lap("extract")
     report.synonyms = _synonyms(store, options.synonym_threshold, None if resynonym else created)
     clock.lap("synonyms")
+    unchanged = report.mode == "incremental" and not (
+        report.chunks or report.phrases_removed or report.sentences_removed or resynonym)
+    if unchanged and meta and meta[0]["edges"] is not None:
+        report.mode = "unchanged"  # the stored projection is still the graph's
+        return report
     store.run(cy.write_meta(json.dumps(asdict(options), sort_keys=True), time.time()))
     if store.dialect.NAME == "falkordb":
         report.projection_edges = store_projection(store)
     clock.lap("projection")
-    if report.mode == "incremental" and not (report.chunks or report.phrases_removed or
-                                             report.sentences_removed or resynonym):
+    if unchanged:
         report.mode = "unchanged"
     return report
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -148,7 +149,7 @@ def test_both_engines_equal_reference_on_the_retrieval_graph(store: Any, graph: 
     ranking = [int(r["chunk"]) for r in rows]
     exact = sorted((c for c in range(chunks) if expected.get(c, 0.0) > 1e-9),
                    key=lambda c: (-expected[c], str(c)))
-    distinct = all(abs(expected[a] - expected[b]) > 1e-6 for a, b in zip(exact, exact[1:]))
+    distinct = all(abs(expected[a] - expected[b]) > 1e-6 for a, b in pairwise(exact))
     if distinct:  # no near-ties: the same order as the reference (so on both engines)
         assert ranking == exact
 
