@@ -102,10 +102,6 @@ def create_sentences(d: Dialect, rows: Sequence[Mapping[str, Any]]) -> Statement
         p.values, write=True, idempotent=True)
 
 
-def phrase_vectors() -> Statement:
-    """Rows ``id, embedding`` of every phrase."""
-    return Statement(f"MATCH (p:{PHRASE})\nRETURN p.id AS id, p.embedding AS embedding "
-                     "ORDER BY id")
 
 
 def delete_synonyms() -> Statement:

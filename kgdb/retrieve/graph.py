@@ -114,7 +114,8 @@ def build_graph(store: GraphStore, embedder: Embedder, options: GraphOptions | N
     _ensure_indexes(store, embedder)
     created = _extract(store, embedder, options, report)
     clock.lap("extract")
-    report.synonyms = _synonyms(store, options.synonym_threshold, None if resynonym else created)
+    report.synonyms = _synonyms(store, embedder, options.synonym_threshold,
+                                None if resynonym or report.mode == "full" else created)
     clock.lap("synonyms")
     unchanged = report.mode == "incremental" and not (
         report.chunks or report.phrases_removed or report.sentences_removed or resynonym)
@@ -202,16 +203,18 @@ def _extract(store: GraphStore, embedder: Embedder, options: GraphOptions,
     return created
 
 
-def _synonyms(store: GraphStore, threshold: float, new: Sequence[str] | None) -> int:
-    """Synonym edges of the ``new`` phrases (None: of all) against every phrase."""
+def _synonyms(store: GraphStore, embedder: Embedder, threshold: float,
+              new: Sequence[str] | None) -> int:
+    """Synonym edges of the ``new`` phrases (None: of all) against every phrase. The vectors
+    are the phrases' own (a phrase's vector is its id embedded), taken from the embedder's
+    cache: reading 13,697 stored vectors back through Cypher took 30-60 s."""
     if new is not None and not new:
         return 0
-    rows = [r for r in store.run(cy.phrase_vectors()).records()
-            if r["embedding"] is not None and not _numeric(str(r["id"]))]
-    if not rows:
+    ids = sorted(str(r["id"]) for r in store.run(cy.phrase_names()).records()
+                 if not _numeric(str(r["id"])))
+    if not ids:
         return 0
-    ids = [str(r["id"]) for r in rows]
-    matrix = np.asarray([list(r["embedding"]) for r in rows], dtype=np.float64)
+    matrix = np.asarray(embedder.embed(ids), dtype=np.float64)
     matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
     position = {p: i for i, p in enumerate(ids)}
     todo = sorted(position[p] for p in (ids if new is None else new) if p in position)
