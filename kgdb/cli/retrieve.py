@@ -208,7 +208,7 @@ BENCH_MODES = ("vector", "entities", "hybrid", "document-graph:facts=0",
                "document-graph:facts=0,strategy=attentive",
                "document-graph:facts=0,strategy=multihop", "document-graph",
                "document-graph:strategy=attentive", "document-graph:strategy=multihop",
-               "triple-context", "ppr")
+               "triple-context")
 """What ``kgdb bench retrieve --documents`` times without ``--mode``."""
 
 

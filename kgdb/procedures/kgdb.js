@@ -72,6 +72,11 @@ function rrf(rankings, c, k) {
   return rows.slice(0, k).map((row, i) => ({ rank: i + 1, id: row.id, score: row.score }));
 }
 
+
+falkor.register("version", version);
+falkor.register("topk", topk);
+falkor.register("rrf", rrf);
+
 // ---------------------------------------------------------------------------------------
 // Personalized PageRank (issue 25; kept in its own section). kgdb/retrieve/pagerank.py holds
 // the definition and the numpy reference it equals (tests/live/test_ppr.py):
@@ -162,7 +167,3 @@ function ppr(nodes, offsets, adj, prob, seeds, seedWeights, damping, epsilon, ta
 
 falkor.register("ppr", ppr);
 // ---- end of the personalized PageRank section ----------------------------------------
-
-falkor.register("version", version);
-falkor.register("topk", topk);
-falkor.register("rrf", rrf);

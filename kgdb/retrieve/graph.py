@@ -124,6 +124,10 @@ def build_graph(store: GraphStore, embedder: Embedder, options: GraphOptions | N
         return report
     store.run(cy.write_meta(json.dumps(asdict(options), sort_keys=True), time.time()))
     if store.dialect.NAME == "falkordb":
+        from kgdb.procedures import falkordb as udf
+
+        if not udf.status(store).get("up_to_date"):  # kgdb.ppr runs the solver's PageRank
+            udf.install(store)
         report.projection_edges = store_projection(store)
     clock.lap("projection")
     if unchanged:
