@@ -1,4 +1,4 @@
-"""Statements of the retrieval graph (kgdb/retrieve/graph.py) and of personalized PageRank
+"""Statements of the retrieval graph (kgdb/documents/ppr_graph.py) and of personalized PageRank
 over it (kgdb/retrieve/pagerank.py).
 
 The graph it writes::
@@ -175,7 +175,7 @@ def projection_edges() -> Statement:
 
 def store_projection(nodes: Sequence[int], offsets: Sequence[int], adj: Sequence[int],
                      prob: Sequence[float], chunks: Sequence[int]) -> Statement:
-    """FalkorDB: keep the graph as CSR arrays (kgdb/retrieve/pagerank.py: csr) on the meta
+    """FalkorDB: keep the graph as CSR arrays (kgdb/documents/ppr_graph.py: csr) on the meta
     node, what ``kgdb.ppr`` reads per question, with the chunks' internal ids."""
     p = Params()
     return Statement(

@@ -1,4 +1,4 @@
-"""LLM-free named things in a text: the phrases of the retrieval graph (kgdb/retrieve/graph.py).
+"""LLM-free named things in a text: the phrases of the retrieval graph (kgdb/documents/ppr_graph.py).
 
 No model, only rules (the README's "Graph retrieval" section says the same):
 

@@ -82,7 +82,7 @@ falkor.register("rrf", rrf);
 // the definition and the numpy reference it equals (tests/live/test_ppr.py):
 //   r = (1 - d) * s + d * P^T r,  s = the seed weights normalised to sum 1,
 //   P[u][v] = w(u, v) / (sum of u's outgoing weights); a dangling node passes nothing on.
-// The graph comes as CSR arrays (kgdb/retrieve/pagerank.py: csr): `nodes` (ascending ids),
+// The graph comes as CSR arrays (kgdb/documents/ppr_graph.py: csr): `nodes` (ascending ids),
 // `offsets` (n + 1), `adj` (neighbour positions) and `prob` (P[u][v] per entry).
 // Forward push (Andersen, Chung, Lang 2006) in first-in first-out order (rounds, like a
 // power iteration over the nodes that still hold residual): every node's residual above

@@ -65,24 +65,3 @@ def ranked(scores: Mapping[Hashable, float], targets: Sequence[Hashable] | None 
     rows.sort(key=lambda x: (-x[1], str(x[0])))
     return rows if k is None else rows[:k]
 
-
-def csr(edges: Sequence[tuple[int, int, float]], *, undirected: bool = True,
-        nodes: Sequence[int] = ()) -> tuple[list[int], list[int], list[int], list[float]]:
-    """The graph as ``kgdb.ppr`` reads it: ``nodes`` (ascending ids: the edges' ends and
-    ``nodes``), ``offsets`` (n + 1), ``adj`` (neighbour positions) and ``prob`` (the
-    transition probability w(u, v) / u's outgoing weight, parallel edges added up)."""
-    ids = sorted({*nodes, *(u for u, _, _ in edges), *(v for _, v, _ in edges)})
-    at = {node: i for i, node in enumerate(ids)}
-    out: list[dict[int, float]] = [{} for _ in ids]
-    for u, v, w in edges:
-        out[at[u]][at[v]] = out[at[u]].get(at[v], 0.0) + float(w)
-        if undirected:
-            out[at[v]][at[u]] = out[at[v]].get(at[u], 0.0) + float(w)
-    offsets, adj, prob = [0], [], []
-    for row in out:
-        total = sum(row.values())
-        for v in sorted(row):
-            adj.append(v)
-            prob.append(row[v] / total)
-        offsets.append(len(adj))
-    return ids, offsets, adj, prob

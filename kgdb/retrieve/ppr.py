@@ -1,6 +1,6 @@
 """Graph retrieval by personalized PageRank, HippoRAG 2 without an LLM (``--mode ppr``).
 
-Over the retrieval graph (kgdb/retrieve/graph.py: chunks, phrases, synonym edges), for a
+Over the retrieval graph (kgdb/documents/ppr_graph.py: chunks, phrases, synonym edges), for a
 question with embedding ``q``:
 
 1. **Seeds.**
@@ -36,10 +36,10 @@ from typing import Any, Literal
 from pydantic import Field
 
 from kgdb.cypher import pagerank as cy
-from kgdb.documents.gazetteer import Gazetteer
 from kgdb.embed.base import Embedder
 from kgdb.engine.base import GraphStore
 from kgdb.errors import KgdbError
+from kgdb.link.gazetteer import NameIndex
 from kgdb.llm import ChatClient
 from kgdb.retrieve.chunks import PASSAGES_PER_DOCUMENT, embed_question
 from kgdb.retrieve.evidence import Evidence, Json, Passage, documents_of
@@ -98,10 +98,10 @@ class PprSolver(Solver[PprOptions]):
             "passages": max(options.passages, k * PASSAGES_PER_DOCUMENT)})
 
 
-_GAZETTEERS: dict[tuple[str, float], Gazetteer] = {}
+_GAZETTEERS: dict[tuple[str, float], NameIndex] = {}
 
 
-def phrase_gazetteer(store: GraphStore) -> Gazetteer:
+def phrase_gazetteer(store: GraphStore) -> NameIndex:
     """The phrase names, any case, kept per store while the graph is not rebuilt."""
     meta = store.run(cy.read_meta()).records()
     if not meta or meta[0]["built"] is None:
@@ -111,7 +111,7 @@ def phrase_gazetteer(store: GraphStore) -> Gazetteer:
     if key not in _GAZETTEERS:
         names = [str(r["id"]) for r in store.run(cy.phrase_names()).records()]
         _GAZETTEERS.clear()
-        _GAZETTEERS[key] = Gazetteer(((n, n, []) for n in names), ignore_case=True)
+        _GAZETTEERS[key] = NameIndex(((n, n, []) for n in names), ignore_case=True)
     return _GAZETTEERS[key]
 
 

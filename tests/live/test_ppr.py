@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kgdb.cypher import pagerank as cy
+from kgdb.documents.ppr_graph import GraphOptions, build_graph, csr, store_projection
 from kgdb.procedures import falkordb as udf
-from kgdb.retrieve.graph import GraphOptions, build_graph, store_projection
-from kgdb.retrieve.pagerank import csr, reference
+from kgdb.retrieve.pagerank import reference
 from kgdb.retrieve.ppr import PprOptions, PprSolver
 from kgdb.statement import Statement
 

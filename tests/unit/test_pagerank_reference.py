@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kgdb.documents.ppr_graph import csr
 from kgdb.documents.spans import phrases, proper_noun_spans, sentences
-from kgdb.retrieve.pagerank import csr, ranked, reference
+from kgdb.retrieve.pagerank import ranked, reference
 
 EDGES = st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11),
                            st.floats(0.1, 5.0, allow_nan=False)), max_size=30)

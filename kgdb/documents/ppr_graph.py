@@ -1,4 +1,5 @@
-"""The retrieval graph kgdb keeps for personalized PageRank (``kgdb index ppr``).
+"""The retrieval graph kgdb keeps for personalized PageRank (``kgdb index ppr``; the solver is
+kgdb/retrieve/ppr.py, the PageRank definition kgdb/retrieve/pagerank.py).
 
 HippoRAG 2's graph without an LLM: passage nodes (the chunks), phrase nodes (the named
 things the chunks contain: kgdb/documents/spans.py, merged with the knowledge graph's
@@ -40,7 +41,6 @@ from kgdb.documents.spans import phrases, sentences
 from kgdb.embed import Embedder
 from kgdb.engine.base import GraphStore
 from kgdb.errors import KgdbError
-from kgdb.retrieve.pagerank import csr
 from kgdb.schema.apply import await_indexes, execute_ddl
 
 SYNONYM_THRESHOLD = 0.8
@@ -259,3 +259,25 @@ def _numeric(phrase: str) -> bool:
 def _batches(items: Sequence[Any], size: int) -> Any:
     for start in range(0, len(items), size):
         yield items[start:start + size]
+
+
+def csr(edges: Sequence[tuple[int, int, float]], *, undirected: bool = True,
+        nodes: Sequence[int] = ()) -> tuple[list[int], list[int], list[int], list[float]]:
+    """The graph as ``kgdb.ppr`` reads it: ``nodes`` (ascending ids: the edges' ends and
+    ``nodes``), ``offsets`` (n + 1), ``adj`` (neighbour positions) and ``prob`` (the
+    transition probability w(u, v) / u's outgoing weight, parallel edges added up)."""
+    ids = sorted({*nodes, *(u for u, _, _ in edges), *(v for _, v, _ in edges)})
+    at = {node: i for i, node in enumerate(ids)}
+    out: list[dict[int, float]] = [{} for _ in ids]
+    for u, v, w in edges:
+        out[at[u]][at[v]] = out[at[u]].get(at[v], 0.0) + float(w)
+        if undirected:
+            out[at[v]][at[u]] = out[at[v]].get(at[u], 0.0) + float(w)
+    offsets, adj, prob = [0], [], []
+    for row in out:
+        total = sum(row.values())
+        for v in sorted(row):
+            adj.append(v)
+            prob.append(row[v] / total)
+        offsets.append(len(adj))
+    return ids, offsets, adj, prob
