@@ -110,6 +110,9 @@ def phrase_gazetteer(store: GraphStore) -> NameIndex:
     key = (store.address, float(meta[0]["built"]))
     if key not in _GAZETTEERS:
         names = [str(r["id"]) for r in store.run(cy.phrase_names()).records()]
+        if not names:
+            raise PprError(f"the retrieval graph in {store.address} is empty: load documents "
+                           "(kgdb load documents PATH), then run kgdb index ppr")
         _GAZETTEERS.clear()
         _GAZETTEERS[key] = NameIndex(((n, n, []) for n in names), ignore_case=True)
     return _GAZETTEERS[key]
