@@ -146,6 +146,98 @@ function rrf(rankings, c, k) {
   return firstK(rows, k, order).map((row, i) => ({ rank: i + 1, id: idOut(row.id), score: row.score }));
 }
 
+
 falkor.register("version", version);
 falkor.register("topk", topk);
 falkor.register("rrf", rrf);
+
+// ---------------------------------------------------------------------------------------
+// Personalized PageRank (issue 25; kept in its own section). kgdb/retrieve/pagerank.py holds
+// the definition and the numpy reference it equals (tests/live/test_ppr.py):
+//   r = (1 - d) * s + d * P^T r,  s = the seed weights normalised to sum 1,
+//   P[u][v] = w(u, v) / (sum of u's outgoing weights); a dangling node passes nothing on.
+// The graph comes as CSR arrays (kgdb/documents/ppr_graph.py: csr): `nodes` (ascending ids),
+// `offsets` (n + 1), `adj` (neighbour positions) and `prob` (P[u][v] per entry).
+// Forward push (Andersen, Chung, Lang 2006) in first-in first-out order (rounds, like a
+// power iteration over the nodes that still hold residual): every node's residual above
+// epsilon times its degree (at least 1) is settled, (1 - d) of it kept as score and d of it
+// spread along its edges; what is left unsettled is at most that per node. Rows {node, score} of the `targets` (null: every
+// node) with a positive score, best first, ties by node ascending, at most k.
+function findNode(nodes, id) {
+  let lo = 0, hi = nodes.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const x = nodes[mid];
+    if (x === id) return mid;
+    if (x < id) lo = mid + 1; else hi = mid - 1;
+  }
+  return -1;
+}
+
+function ppr(nodes, offsets, adj, prob, seeds, seedWeights, damping, epsilon, targets, k) {
+  checkList("nodes", nodes);
+  checkList("offsets", offsets);
+  if (!Array.isArray(adj) || !Array.isArray(prob)) throw new Error("kgdb: adj and prob must be lists");
+  checkList("seeds", seeds);
+  checkList("seedWeights", seedWeights);
+  checkK(k);
+  const n = nodes.length;
+  if (offsets.length !== n + 1 || offsets[0] !== 0 || offsets[n] !== adj.length || adj.length !== prob.length) {
+    throw new Error("kgdb: offsets, adj and prob do not describe a graph of the nodes");
+  }
+  if (seeds.length !== seedWeights.length) throw new Error("kgdb: seeds and seedWeights differ in length");
+  if (typeof damping !== "number" || !(damping >= 0 && damping < 1)) throw new Error("kgdb: damping must be in [0, 1)");
+  if (typeof epsilon !== "number" || !(epsilon > 0)) throw new Error("kgdb: epsilon must be a number > 0");
+  if (targets !== null) checkList("targets", targets);
+  const score = new Float64Array(n);
+  const residual = new Float64Array(n);
+  const queued = new Uint8Array(n);
+  const queue = [];
+  let total = 0;
+  for (const w of seedWeights) {
+    if (typeof w !== "number" || !(w >= 0) || !Number.isFinite(w)) throw new Error("kgdb: seedWeights must be non-negative numbers");
+    total += w;
+  }
+  for (let i = 0; i < seeds.length; i++) {
+    const at = findNode(nodes, seeds[i]);
+    if (at < 0) throw new Error("kgdb: seed " + seeds[i] + " is not a node of the graph");
+    if (total > 0) residual[at] += seedWeights[i] / total;
+  }
+  const limit = new Float64Array(n);
+  for (let i = 0; i < n; i++) limit[i] = epsilon * Math.max(1, offsets[i + 1] - offsets[i]);
+  for (let i = 0; i < n; i++) if (residual[i] > limit[i]) { queue.push(i); queued[i] = 1; }
+  let pushes = 0;
+  let head = 0;
+  while (head < queue.length) {
+    const u = queue[head++];
+    if (head > 65536 && head * 2 > queue.length) { queue.splice(0, head); head = 0; }
+    queued[u] = 0;
+    const ru = residual[u];
+    if (!(ru > limit[u])) continue;
+    residual[u] = 0;
+    score[u] += (1 - damping) * ru;
+    const spread = damping * ru;
+    const end = offsets[u + 1];
+    for (let e = offsets[u]; e < end; e++) {
+      const v = adj[e];
+      if (!(v >= 0 && v < n)) throw new Error("kgdb: adj holds a position outside the nodes");
+      residual[v] += spread * prob[e];
+      if (queued[v] === 0 && residual[v] > limit[v]) { queued[v] = 1; queue.push(v); }
+    }
+    if (++pushes > 50000000) throw new Error("kgdb: ppr did not settle (epsilon too small)");
+  }
+  const rows = [];
+  const seen = new Set();
+  const wanted = targets === null ? nodes : targets;
+  for (const id of wanted) {
+    if (seen.has(id)) continue;
+    seen.add(id);
+    const at = findNode(nodes, id);
+    if (at >= 0 && score[at] > 0) rows.push({ node: id, score: score[at] });
+  }
+  rows.sort((x, y) => (y.score - x.score) || (x.node < y.node ? -1 : (x.node > y.node ? 1 : 0)));
+  return rows.slice(0, k);
+}
+
+falkor.register("ppr", ppr);
+// ---- end of the personalized PageRank section ----------------------------------------
