@@ -114,11 +114,7 @@ class DocumentGraphSolver(Solver[DocumentGraphOptions]):
 
     def retrieve(self, store: GraphStore, embedder: Embedder, question: str,
                  options: DocumentGraphOptions, llm: ChatClient | None = None) -> Evidence:
-        from kgdb.retrieve.chunks import embed_question
-
-        evidence = Evidence(question, self.name, statements=[])
-        view = store.view(observer=evidence.statements.append)
-        vector = embed_question(embedder, question, evidence)
+        evidence, view, vector = self.start(store, embedder, question)
         with evidence.timings_ms.phase("documents"):
             candidates = collaboration(view, vector, options)
         if options.facts:

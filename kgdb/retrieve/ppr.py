@@ -41,7 +41,6 @@ from kgdb.engine.base import GraphStore
 from kgdb.errors import KgdbError
 from kgdb.link.gazetteer import NameIndex
 from kgdb.llm import ChatClient
-from kgdb.retrieve.chunks import PASSAGES_PER_DOCUMENT, embed_question
 from kgdb.retrieve.evidence import Evidence, Json, Passage, documents_of
 from kgdb.retrieve.pagerank import DAMPING
 from kgdb.retrieve.solver import PassageOptions, Solver, SolverOptions
@@ -84,18 +83,14 @@ class PprSolver(Solver[PprOptions]):
     summary = ("personalized PageRank over passages and phrases, seeded by the question "
                "(HippoRAG 2 without an LLM; kgdb index ppr)")
     options = PprOptions
+    ranks_by_passages = True
 
     def retrieve(self, store: GraphStore, embedder: Embedder, question: str,
                  options: PprOptions, llm: ChatClient | None = None) -> Evidence:
-        evidence = Evidence(question, self.name, score_kind="pagerank", statements=[])
-        view = store.view(observer=evidence.statements.append)
-        vector = embed_question(embedder, question, evidence)
+        evidence, view, vector = self.start(store, embedder, question, "pagerank")
         retrieve_ppr(view, question, vector, options, evidence)
         return evidence
 
-    def for_recall(self, options: PprOptions, k: int) -> PprOptions:
-        return options.model_copy(update={
-            "passages": max(options.passages, k * PASSAGES_PER_DOCUMENT)})
 
 
 _GAZETTEERS: dict[tuple[str, float], NameIndex] = {}
