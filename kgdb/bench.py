@@ -60,21 +60,21 @@ def bench_procedures(store: Any, embedder: Any, question: str, options: dict[str
     """Latency of ``CALL custom.kgdb.ask`` (or ``askEvidence`` without ``answer``) through
     the database and its relay to kgdb serve, against the same solver run in-process (what
     ``kgdb ask`` runs after its start-up): p50/p90 in ms over ``runs`` after one warm-up."""
-    import numpy as np
-
     from kgdb.cypher import procedures as cy
-    from kgdb.retrieve.ask import AskOptions, ask, retrieve
+    from kgdb.measure import percentile
+    from kgdb.retrieve.ask import ask, llm_needed, retrieve
+    from kgdb.retrieve.registry import parse_options
 
-    parsed = AskOptions.model_validate(options)
+    parsed = parse_options(options)
     llm = None
-    if answer or (parsed.solver == "simgrag" and parsed.pattern is None):
+    if answer or llm_needed(parsed, answer=False):
         from kgdb.llm import ChatClient
 
         llm = ChatClient()
 
     def in_process() -> None:
         if answer:
-            ask(store, embedder, llm, question, parsed)  # type: ignore[arg-type]
+            ask(store, embedder, llm, question, parsed)
         else:
             retrieve(store, embedder, question, parsed, llm)
 
@@ -93,8 +93,8 @@ def bench_procedures(store: Any, embedder: Any, question: str, options: dict[str
             started = time.perf_counter()
             call()
             times.append((time.perf_counter() - started) * 1000)
-        out[name] = {"p50_ms": round(float(np.percentile(times, 50)), 2),
-                     "p90_ms": round(float(np.percentile(times, 90)), 2)}
+        out[name] = {"p50_ms": round(percentile(times, 50), 2),
+                     "p90_ms": round(percentile(times, 90), 2)}
     out["overhead_p50_ms"] = round(out["cypher_procedure"]["p50_ms"]
                                    - out["kgdb_ask_in_process"]["p50_ms"], 2)
     return out

@@ -43,6 +43,10 @@ class Environment(BaseSettings):
     KGDB_TIMEOUT: float = Field(default=300.0, gt=0, description="statement timeout in seconds")
     KGDB_DEBUG: bool = Field(default=False, description=(
         "`1`: debug logging and tracebacks of internal errors"))
+    KGDB_NATIVE: bool = Field(default=True, description=(
+        "`0`: plain Cypher on a Neo4j with kgdb's plugin (default: use its native procedures)"))
+    KGDB_NEO4J_PLUGIN: bool = Field(default=True, description=(
+        "`0`: `kgdb neo4j start` starts Neo4j without kgdb's plugin"))
     KGDB_EMBED_MODEL: str = Field(default="minilm", description=(
         "`minilm` (all-MiniLM-L6-v2, 384 dims, offline, on numpy), `minilm-torch` (the same "
         "through sentence-transformers: the `sentence-transformers` extra) or `openai:<model>`"))

@@ -26,6 +26,11 @@ class EngineConnectionError(EngineError):
     """The engine cannot be reached; the message names the address and the cause."""
 
 
+class GraphNotFoundError(EngineConnectionError):
+    """The graph (FalkorDB) or database (Neo4j) a caller named does not exist (and was not
+    created: only writers create graphs)."""
+
+
 class EngineUnavailableError(EngineConnectionError):
     """The engine went away under a statement (crash, restart); the statement may be retried."""
 
@@ -82,7 +87,14 @@ class EmbeddingError(KgdbError):
 
 
 class LlmError(KgdbError):
-    """The LLM endpoint failed, or its output could not be used after bounded retries."""
+    """The LLM endpoint failed, or its output could not be used after bounded retries.
+
+    ``public`` says what failed without saying how: no address, no credentials, no upstream
+    body (the service and MCP show only this; the CLI shows the full message to its user)."""
+
+    def __init__(self, message: str, public: str = "the LLM endpoint failed") -> None:
+        super().__init__(message)
+        self.public = public
 
 
 class DslError(KgdbError):

@@ -25,10 +25,11 @@ the graph, at k(n) = 16, 256 and 2048 candidates per known node.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
 import re
 import resource
-import statistics
 import tempfile
 import time
 import uuid
@@ -42,6 +43,7 @@ import numpy as np
 from kgdb.config import Settings
 from kgdb.embed import Embedder
 from kgdb.errors import KgdbError
+from kgdb.measure import percentile
 
 ENTITY_TYPES = ("person", "organization", "place", "film", "book", "song", "company",
                 "product", "event", "disease", "drug", "team")
@@ -181,6 +183,32 @@ class ComposedEmbedder(Embedder):
         return out
 
 
+def _p50_p90(values: list[float]) -> dict[str, float | None]:
+    if not values:
+        return {"p50_ms": None, "p90_ms": None}
+    return {"p50_ms": round(percentile(values, 50), 2),
+            "p90_ms": round(percentile(values, 90), 2)}
+
+
+def _cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``), or the platform's processor string."""
+    import platform
+
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def _load_average() -> list[float] | None:
+    """The 1/5/15-minute load averages: other work on the machine, beside every figure."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
 def _peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
@@ -273,6 +301,8 @@ def bench_scale(settings: Settings, *, entities: int, relationships: int | None 
         "facts": graph.facts, "generate_s": round(time.perf_counter() - t0, 2)}
     store = connect(settings)
     result["engine"] = store.dialect.NAME
+    result["machine"] = {"cpu": _cpu_model(), "cores": os.cpu_count(),
+                         "load_average_at_start": _load_average()}
     try:
         if store.run(count_nodes()).value(0):
             raise ScaleError(f"bench scale needs an empty graph; {store.address} has data")
@@ -298,16 +328,22 @@ def bench_scale(settings: Settings, *, entities: int, relationships: int | None 
             patterns = [_pattern(p) for p in _paths(store, hop, queries, rng, graph)]
             for kn in k_nodes:
                 times: list[float] = []
+                phases: dict[str, list[float]] = {"vector": [], "match": []}
+                paths: set[str] = set()
                 for triples in patterns:
                     retrieval = search(store, embedder, pattern_from_triples(triples), k=3,
                                        k_nodes=kn, k_relations=4, distinct="known")
+                    for phase, values in phases.items():
+                        values.append(retrieval.timings_ms.get(phase, 0.0))
                     times.append(retrieval.timings_ms.get("vector", 0.0)
                                  + retrieval.timings_ms.get("match", 0.0))
-                times.sort()
+                    paths.add(f"vector {retrieval.paths.get('vector')}, "
+                              f"match {retrieval.paths.get('match')}")
                 latency[f"{hop}-hop k(n)={kn}"] = {
-                    "queries": len(times),
-                    "p50_ms": round(statistics.median(times), 2) if times else None,
-                    "p90_ms": round(times[int(0.9 * (len(times) - 1))], 2) if times else None}
+                    "queries": len(times), **_p50_p90(times),
+                    **{f"{phase}_{key}": value for phase, values in phases.items()
+                       for key, value in _p50_p90(values).items()},
+                    "paths": sorted(paths), "load_average": _load_average()}
         result["retrieval_excluding_embedding"] = latency
         result["server_memory_after_queries"] = _server_memory_mb(settings)
         result["total_s"] = round(time.perf_counter() - t0, 2)

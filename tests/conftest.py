@@ -279,7 +279,8 @@ def neo4j_settings() -> Iterator[dict[str, str]]:
     container = (Neo4jContainer(NEO4J_IMAGE, password="kgdb-password")
                  .with_env("NEO4J_PLUGINS", NEO4J_PLUGINS)
                  .with_env("NEO4J_dbms_security_procedures_unrestricted", "apoc.*,gds.*")
-                 .with_env("NEO4J_dbms_security_procedures_allowlist", "apoc.*,gds.*,custom.*")
+                 .with_env("NEO4J_dbms_security_procedures_allowlist",
+                           "apoc.*,gds.*,custom.*,kgdb.*")
                  .with_volume_mapping(str(ROOT / "kgdb" / "data" / "neo4j" / "apoc.conf"),
                                       "/var/lib/neo4j/conf/apoc.conf", "ro"))
     with container:

@@ -20,7 +20,13 @@ from kgdb.cli.lf import lf
 from kgdb.cli.load import load
 from kgdb.cli.neo4j import neo4j_group
 from kgdb.cli.query import cypher, stats
-from kgdb.cli.retrieve import ask_command, bench_retrieve_command, eval_group, pattern_command
+from kgdb.cli.retrieve import (
+    ask_command,
+    bench_retrieve_command,
+    eval_group,
+    pattern_command,
+    retrieve_command,
+)
 from kgdb.cli.rules import rules_group
 from kgdb.cli.schema import schema
 from kgdb.cli.serve import procedures_group, serve_command, tokens_group
@@ -45,8 +51,8 @@ def cli(ctx: click.Context, uri: str | None, graph: str | None, verbose: bool) -
 
 
 for _command in (neo4j_group, db, schema, load, rules_group, stats, cypher, bench, demo, lf,
-                 pattern_command, ask_command, eval_group, delete, index_group, serve_command,
-                 tokens_group, procedures_group):
+                 pattern_command, ask_command, retrieve_command, eval_group, delete, index_group,
+                 serve_command, tokens_group, procedures_group):
     cli.add_command(_command)
 bench.add_command(bench_retrieve_command)
 

@@ -156,3 +156,18 @@ def neo4j_status(ctx: Context, home: Path | None, as_json: bool) -> None:
         click.echo(f"running: Neo4j on {state.uri}{http} (pid {state.pid}; home {server.home})")
     else:
         click.echo(f"not running (home {server.home})")
+
+
+@neo4j_group.command("plugin")
+@json_option
+def neo4j_plugin(as_json: bool) -> None:
+    """Build kgdb's Neo4j plugin (once per source state; Java 17 + Maven) and print the jar's
+    path: copy it into a Neo4j 5.26+ server's plugins/ and allow ``kgdb.*``
+    (dbms.security.procedures.allowlist) to give that server kgdb's native back ends."""
+    from kgdb.engine.neo4j_plugin import VERSION, plugin_jar
+
+    jar = plugin_jar()
+    if as_json:
+        emit_json({"jar": str(jar), "version": VERSION, "bytes": jar.stat().st_size})
+    else:
+        click.echo(str(jar))

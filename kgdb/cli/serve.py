@@ -58,9 +58,15 @@ def read_rulesets(specs: tuple[str, ...]) -> dict[str, Any]:
 @click.option("--allow-writes", is_flag=True,
               help="Allow the write endpoints (rules apply) for tokens with the write scope.")
 @click.option("--timeout", "timeout_s", default=30.0, show_default=True,
-              type=click.FloatRange(0.1, 3600), help="Seconds each statement may run.")
+              type=click.FloatRange(0.1, 3600),
+              help="Seconds a request may run: each statement, and the whole request "
+                   "(waiting for the embedding model included).")
 @click.option("--max-rows", default=1000, show_default=True, type=click.IntRange(1, 1_000_000),
-              help="Rows at most in a tabular result.")
+              help="Items at most in any list of a response (rows, outputs, trace, "
+                   "subgraphs); a cut says truncated: true.")
+@click.option("--max-body", default=1024 * 1024, show_default=True,
+              type=click.IntRange(1024, 1 << 30),
+              help="Bytes at most of a request body (413 before it is read).")
 @rules_option
 @click.option("--print-openapi", is_flag=True, help="Print the OpenAPI document and exit.")
 @click.option("--mcp", "mcp_stdio", is_flag=True,
@@ -68,7 +74,7 @@ def read_rulesets(specs: tuple[str, ...]) -> dict[str, Any]:
                    "read-only tools unless --allow-writes).")
 @pass_context
 def serve_command(ctx: Context, host: str, port: int, token_path: Path | None,
-                  allow_writes: bool, timeout_s: float, max_rows: int,
+                  allow_writes: bool, timeout_s: float, max_rows: int, max_body: int,
                   rule_specs: tuple[str, ...], print_openapi: bool, mcp_stdio: bool) -> None:
     """Run the knowledge service: HTTP endpoints for ask, retrieve, logical forms, rules,
     embeddings (OpenAI-shaped), Dify retrieval and the relay of custom.kgdb.ask. Every request
@@ -87,7 +93,7 @@ def serve_command(ctx: Context, host: str, port: int, token_path: Path | None,
 
             server = build_server(ServeConfig(ctx.settings, TokenFile(path, []),
                                               allow_writes=allow_writes, timeout_s=timeout_s,
-                                              max_rows=max_rows,
+                                              max_rows=max_rows, max_body=max_body,
                                               rulesets=read_rulesets(rule_specs)))
         except ImportError as exc:
             raise ConfigError(f"kgdb serve --mcp needs the mcp package ({exc.name} is "
@@ -108,7 +114,8 @@ def serve_command(ctx: Context, host: str, port: int, token_path: Path | None,
         click.echo(f"kgdb: created {path} with token 'local': {secret}", err=True)
     tokens = TokenFile.load(path)
     config = ServeConfig(ctx.settings, tokens, allow_writes=allow_writes, timeout_s=timeout_s,
-                         max_rows=max_rows, rulesets=read_rulesets(rule_specs))
+                         max_rows=max_rows, max_body=max_body,
+                         rulesets=read_rulesets(rule_specs))
     import uvicorn
 
     app = create_app(config)

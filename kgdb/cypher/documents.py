@@ -19,13 +19,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kgdb.cypher.link import STRUCTURAL_RELATIONS
 from kgdb.cypher.params import Params
 from kgdb.dialects.base import Dialect
 from kgdb.statement import Statement
-
-ENTITY, CHUNK, DOCUMENT = "Entity", "Chunk", "Document"
-HAS_CHUNK, SUPPORTING = "hasChunk", "supporting_chunks"
+from kgdb.vocabulary import CHUNK, DOCUMENT, ENTITY, HAS_CHUNK, STRUCTURAL_RELATIONS
+from kgdb.vocabulary import SUPPORTING_CHUNKS as SUPPORTING
 
 
 def document_states(ids: Sequence[str]) -> Statement:
@@ -139,12 +137,17 @@ def merge_extracted_entities(d: Dialect, entities: Sequence[Mapping[str, Any]],
     return Statement(
         f"UNWIND $rows AS row\nMERGE (e:{ENTITY} {{id: row.id}})\n"
         "ON CREATE SET e.name = row.name, e.extracted = true, e.type = row.type, "
-        "e.description = row.description, "
+        "e.description = row.description, e.described = CASE WHEN row.description IS NULL "
+        "THEN null ELSE true END, "
         f"e.synonyms = row.synonyms, e.embedding = {d.vector_value('row.embedding')}{label}\n"
         "WITH e, row\n"
         "WHERE (e.description IS NULL AND row.description IS NOT NULL)\n"
         "   OR any(s IN row.synonyms WHERE NOT s IN coalesce(e.synonyms, []))\n"
-        "SET e.description = coalesce(e.description, row.description), "
+        # `described`: the description came from extraction (a document's delete may take it
+        # back); evaluated before the description is set
+        "SET e.described = CASE WHEN e.description IS NULL AND row.description IS NOT NULL "
+        "THEN true ELSE e.described END, "
+        "e.description = coalesce(e.description, row.description), "
         "e.synonyms = coalesce(e.synonyms, []) + "
         "[s IN row.synonyms WHERE NOT s IN coalesce(e.synonyms, [])]",
         {"rows": [dict(e) for e in entities]}, write=True, idempotent=True)
@@ -173,24 +176,106 @@ def merge_extracted_facts(d: Dialect, relation: str,
         idempotent=True)
 
 
-def merge_concept_links(links: Sequence[tuple[str, str, str]]) -> Statement:
-    """``links``: (entity id, concept id, concept name): ``(entity)-[:belongTo]->(:Concept)``;
-    a new concept is marked ``extracted``."""
+def merge_concept_links(links: Sequence[tuple[str, str, str, str]]) -> Statement:
+    """``links``: (entity id, concept id, concept name, chunk id):
+    ``(entity)-[:belongTo {chunks}]->(:Concept)``; a new concept and a new edge are marked
+    ``extracted``, and the chunk is added to the edge's ``chunks`` (as for facts)."""
     return Statement(
         f"UNWIND $rows AS row\nMATCH (e:{ENTITY} {{id: row.entity}})\n"
         "MERGE (c:Concept {id: row.concept})\n"
         "ON CREATE SET c.name = row.name, c.extracted = true\n"
-        "MERGE (e)-[:belongTo]->(c)",
-        {"rows": [{"entity": e, "concept": c, "name": n} for e, c, n in links]}, write=True,
+        "MERGE (e)-[b:belongTo]->(c)\n"
+        f"ON CREATE SET b.extracted = true, b.chunks = []\n{_ADD_CHUNK.format(r='b')}",
+        {"rows": [{"entity": e, "concept": c, "name": n, "chunk": k}
+                  for e, c, n, k in links]}, write=True, idempotent=True)
+
+
+def merge_broader_concepts(links: Sequence[tuple[str, str, str]]) -> Statement:
+    """``links``: (concept id, broader concept id, chunk id):
+    ``(concept)-[:isA {chunks}]->(broader)``, supported by the chunks as facts are."""
+    return Statement(
+        "UNWIND $rows AS row\nMATCH (c:Concept {id: row.narrow})\n"
+        "MATCH (b:Concept {id: row.broad})\nMERGE (c)-[r:isA]->(b)\n"
+        f"ON CREATE SET r.extracted = true, r.chunks = []\n{_ADD_CHUNK.format(r='r')}",
+        {"rows": [{"narrow": n, "broad": b, "chunk": k} for n, b, k in links]}, write=True,
         idempotent=True)
 
 
-def merge_broader_concepts(links: Sequence[tuple[str, str]]) -> Statement:
-    """``links``: (concept id, broader concept id): ``(concept)-[:isA]->(broader)``."""
+_ADD_CHUNK = ("SET {r}.chunks = CASE WHEN row.chunk IN coalesce({r}.chunks, []) THEN {r}.chunks "
+              "ELSE coalesce({r}.chunks, []) + row.chunk END")
+
+
+def note_mentions(notes: Sequence[Mapping[str, Any]]) -> Statement:
+    """``notes``: {entity, chunk, description, synonyms, rank}: what a chunk said about an
+    entity, kept on its ``supporting_chunks`` edge (``rank`` orders the chunks as they were
+    loaded), so that the entity's description and synonyms can be recomputed from the chunks
+    that remain when a document goes."""
     return Statement(
-        "UNWIND $rows AS row\nMATCH (c:Concept {id: row.narrow})\n"
-        "MATCH (b:Concept {id: row.broad})\nMERGE (c)-[:isA]->(b)",
-        {"rows": [{"narrow": n, "broad": b} for n, b in links]}, write=True, idempotent=True)
+        f"UNWIND $rows AS row\nMATCH (e:{ENTITY} {{id: row.entity}})-[m:{SUPPORTING}]->"
+        f"(:{CHUNK} {{id: row.chunk}})\n"
+        "SET m.description = row.description, m.synonyms = row.synonyms, m.rank = row.rank",
+        {"rows": [dict(n) for n in notes]}, write=True, idempotent=True)
+
+
+def unsupport_concepts(document_ids: Sequence[str]) -> Statement:
+    """Take the documents' chunk ids out of the extracted ``belongTo`` edges of the entities
+    their chunks mention and the extracted ``isA`` edges between concepts."""
+    return Statement(
+        "UNWIND $ids AS doc\n"
+        f"MATCH (:{CHUNK} {{document: doc}})<-[:{SUPPORTING}]-(:{ENTITY})-[b:belongTo]->"
+        "(c:Concept)\n"
+        "WHERE b.chunks IS NOT NULL\n"
+        "WITH DISTINCT b, c, doc + '#' AS prefix\n"
+        "SET b.chunks = [x IN b.chunks WHERE NOT (x STARTS WITH prefix)]\n"
+        "WITH c, prefix\n"
+        "OPTIONAL MATCH (c)-[r:isA]-(:Concept)\n"
+        "WHERE r.chunks IS NOT NULL\n"
+        "WITH DISTINCT r, prefix WHERE r IS NOT NULL\n"
+        "SET r.chunks = [x IN r.chunks WHERE NOT (x STARTS WITH prefix)]",
+        {"ids": list(document_ids)}, write=True, idempotent=True)
+
+
+def delete_unsupported_concept_edges() -> Statement:
+    """Delete the extracted ``belongTo`` and ``isA`` edges no chunk supports any more (a
+    statement of its own, as for facts). Rows: ``deleted``."""
+    return Statement(
+        "MATCH ()-[r:belongTo|isA]->(:Concept)\n"
+        "WHERE r.extracted = true AND size(r.chunks) = 0\n"
+        "DELETE r\nRETURN count(r) AS deleted", write=True, idempotent=True)
+
+
+def noted_entities(document_ids: Sequence[str]) -> Statement:
+    """Rows ``id, said``: the entities the documents' chunks said something about (a
+    description, synonyms), with the synonyms they said (a list per chunk)."""
+    return Statement(
+        "UNWIND $ids AS doc\n"
+        f"MATCH (:{CHUNK} {{document: doc}})<-[m:{SUPPORTING}]-(e:{ENTITY})\n"
+        "WHERE m.description IS NOT NULL OR size(coalesce(m.synonyms, [])) > 0\n"
+        "RETURN e.id AS id, collect(coalesce(m.synonyms, [])) AS said",
+        {"ids": list(document_ids)})
+
+
+def entity_notes(ids: Sequence[str]) -> Statement:
+    """Rows ``id, description, described, synonyms, notes``: the entities' description (and
+    whether extraction gave it), synonyms, and what their remaining chunks said, as
+    ``[rank, description, synonyms]`` lists."""
+    return Statement(
+        f"UNWIND $ids AS id\nMATCH (e:{ENTITY} {{id: id}})\n"
+        f"OPTIONAL MATCH (e)-[m:{SUPPORTING}]->(:{CHUNK})\n"
+        "WHERE m.rank IS NOT NULL\n"
+        "WITH e, collect([m.rank, m.description, m.synonyms]) AS notes\n"
+        "RETURN e.id AS id, e.description AS description, e.described AS described, "
+        "e.synonyms AS synonyms, notes", {"ids": list(ids)})
+
+
+def set_entity_notes(rows: Sequence[Mapping[str, Any]]) -> Statement:
+    """``rows``: {id, description, described, synonyms}: the entities' description and
+    synonyms recomputed from the chunks that remain."""
+    return Statement(
+        f"UNWIND $rows AS row\nMATCH (e:{ENTITY} {{id: row.id}})\n"
+        "SET e.description = row.description, e.described = row.described, "
+        "e.synonyms = row.synonyms",
+        {"rows": [dict(r) for r in rows]}, write=True, idempotent=True)
 
 
 def set_document_hashes(hashes: Sequence[tuple[str, str, int]]) -> Statement:
@@ -203,14 +288,19 @@ def set_document_hashes(hashes: Sequence[tuple[str, str, int]]) -> Statement:
 
 
 def nearest_chunk_documents(d: Dialect, vector: Sequence[float], k: int) -> Statement:
-    """The ``k`` chunks nearest to ``vector``: rows ``chunk, document, distance`` (L2 from the
+    """The ``k`` chunks nearest to ``vector``: rows ``chunk, document, text, distance`` (L2 from the
     index's score: ranking chunks does not need :meth:`Dialect.exact_l2_distance`, which GSD's
     sums do, and on Neo4j that exact sum over 384 dimensions costs 0.6 s for 400 rows)."""
     call = d.vector_search_call(CHUNK, "embedding", "$k", "$vector")
     return Statement(
         f"{call}\nWITH node, {d.score_to_l2('score')} AS distance\n"
-        "RETURN node.id AS chunk, node.document AS document, distance\n"
+        "RETURN node.id AS chunk, node.document AS document, node.text AS text, distance\n"
         "ORDER BY distance ASC, chunk ASC\nLIMIT $k", {"k": int(k), "vector": vector})
+
+
+def count_entities() -> Statement:
+    """Row ``entities``: how many entities the graph holds (a count store, O(1))."""
+    return Statement(f"MATCH (e:{ENTITY}) RETURN count(e) AS entities")
 
 
 def documents_mentioning(entity_ids: Sequence[str]) -> Statement:

@@ -30,9 +30,8 @@ from kgdb.cypher.params import Params
 from kgdb.dialects.base import Dialect
 from kgdb.errors import UnsupportedFeatureError
 from kgdb.statement import Statement
+from kgdb.vocabulary import CHUNK, DOCUMENT, HAS_CHUNK, SIMILAR
 
-SIMILAR = "SIMILAR"
-DOCUMENT, CHUNK, HAS_CHUNK = "Document", "Chunk", "hasChunk"
 EMBEDDING = "embedding"
 META_LABEL = "KgdbMeta"
 

@@ -13,13 +13,10 @@ from dataclasses import dataclass
 from kgdb.cypher.params import Params
 from kgdb.dialects.base import Dialect
 from kgdb.statement import Statement
+from kgdb.vocabulary import ENTITY as ENTITY_LABEL
+from kgdb.vocabulary import STRUCTURAL_RELATIONS
 
-ENTITY_LABEL = "Entity"
-
-STRUCTURAL_RELATIONS = ("supporting_chunks", "belongTo", "isA", "contains", "synonym",
-                        "isPartOf", "causes", "locateAt", "hasChunk", "SIMILAR")
-"""Relationship types of the knowledge layer, never a fact's relation (a pattern edge that
-asks for any relation skips them)."""
+__all__ = ["ENTITY_LABEL", "STRUCTURAL_RELATIONS"]
 
 
 # ------------------------------------------------------------------ by name
@@ -129,12 +126,11 @@ def vector_candidates(dialect: Dialect, searches: Sequence[VectorSearch], *,
         k = p.add(f"k{s}", int(search.k))
         queries = p.add(f"queries{s}", [{"query": i, "vector": v}
                                          for i, v in enumerate(search.vectors)])
-        call = dialect.vector_search_call(search.label, "embedding", k, "q.vector")
-        distance = dialect.exact_l2_prepared("node.embedding", "qv")
+        nearest = dialect.exact_nearest(search.label, "embedding", k, "q.vector", "qv")
         body = (f"WITH q, {dialect.vector_value('q.vector')} AS qv\n"
-                f"{call}\n"
+                f"{nearest}\n"
                 f"WITH node.{dialect.ident(search.key)} AS id, "
-                f"node.{dialect.ident(search.shown)} AS name, {distance} AS distance\n"
+                f"node.{dialect.ident(search.shown)} AS name, distance\n"
                 "ORDER BY distance ASC, id ASC\n"
                 f"LIMIT {k}\n"
                 "RETURN id, name, distance")

@@ -17,18 +17,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kgdb.cypher import documents as cy_documents
 from kgdb.cypher import rules as cy_rules
 from kgdb.cypher.literals import inline_params, literal
 from kgdb.dialects.base import Dialect
 from kgdb.dsl.rules_ast import RuleSet
 from kgdb.errors import KgdbError
 from kgdb.statement import Statement
+from kgdb.vocabulary import CHUNK, ENTITY, RELATION_TYPE
 
 NAMESPACE = "kgdb"
 """Procedures are installed as ``kgdb.<name>``; APOC prefixes ``custom.`` when called."""
-ENTITY, CHUNK = cy_documents.ENTITY, cy_documents.CHUNK
-RELATION_TYPE = "RelationType"
 META_LABEL = "KgdbMeta"
 META_PREFIX = "procedure/"
 """Catalog nodes ``(:KgdbMeta {key: 'procedure/<name>'})`` record what is installed."""

@@ -45,8 +45,8 @@ from kgdb.dsl.rules_ast import (
 )
 from kgdb.errors import DslError, InvalidIdentifierError
 from kgdb.statement import Statement
+from kgdb.vocabulary import CONCEPT as CONCEPT_LABEL
 
-CONCEPT_LABEL = "Concept"
 CREATED_BY = "kgdb rules"
 """``createdBy`` of concept nodes that rules created; only those are removed when orphaned."""
 MAX_CONDITION_CHARS = 200_000

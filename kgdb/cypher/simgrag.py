@@ -22,6 +22,7 @@ from kgdb.cypher.params import Params
 from kgdb.dialects.base import Dialect
 from kgdb.ir import LinkedPattern
 from kgdb.statement import Statement
+from kgdb.vocabulary import ENTITY
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ def _arrow(linked: LinkedPattern, j: int, left: int, rel: str) -> str:
 
 
 def match_topk(dialect: Dialect, linked: LinkedPattern, plan: MatchPlan, *, k: int,
-               label: str = "Entity") -> Statement:
+               label: str = ENTITY) -> Statement:
     """The top-``k`` subgraphs matching the linked pattern, by Graph Semantic Distance.
 
     GSD is the paper's equation (3): the sum of the candidates' distances for known nodes
@@ -68,7 +69,7 @@ def match_topk(dialect: Dialect, linked: LinkedPattern, plan: MatchPlan, *, k: i
 
 
 def match_topk_pruned(dialect: Dialect, linked: LinkedPattern, plan: MatchPlan, *, k: int,
-                      remaining: Sequence[float], label: str = "Entity") -> PrunedMatch:
+                      remaining: Sequence[float], label: str = ENTITY) -> PrunedMatch:
     """:func:`match_topk` cutting, after expansion step ``s``, every partial match whose GSD so
     far plus ``remaining[s]`` exceeds the run's tau (see :class:`PrunedMatch`)."""
     statement, tau = _match(dialect, linked, plan, k, label, tuple(remaining))
@@ -184,6 +185,36 @@ def _match(dialect: Dialect, linked: LinkedPattern, plan: MatchPlan, k: int, lab
     return Statement("\n".join(lines), p.values), (tau[1:] if tau else None)
 
 
+def match_native(dialect: Dialect, linked: LinkedPattern, plan: MatchPlan, *, k: int,
+                 label: str = "Entity") -> Statement | None:
+    """:func:`match_topk` as one call of the dialect's native matching procedure
+    (``kgdb.simgrag.match`` of kgdb's Neo4j plugin: the pruned best-first search of paper
+    section 5.2 in memory, over the store's traversal API), with the same rows and the same
+    order; None where the dialect has no such procedure, the anchor has no candidates, or the
+    pattern has property constraints (those stay in Cypher)."""
+    if dialect.SIMGRAG_MATCH is None or linked.nodes[plan.anchor].candidates is None:
+        return None
+    if any(n.ref.constraints for n in linked.nodes) or any(
+            e.ref.constraints for e in linked.edges):
+        return None
+    n = len(linked.nodes)
+    component = {
+        "label": label, "anchor": plan.anchor, "order": list(plan.order),
+        "nodes": [{"candidates": None if node.candidates is None else
+                   [{"id": c.id, "d": c.distance} for c in node.candidates],
+                   "name": node.name, "labels": list(node.labels)} for node in linked.nodes],
+        "edges": [{"source": linked.index(e.ref.source), "target": linked.index(e.ref.target),
+                   "directed": bool(e.ref.directed),
+                   "types": None if e.types is None else
+                   [{"type": c.id, "d": c.distance} for c in e.types]} for e in linked.edges],
+        "differ": [[linked.must_differ(a, b) for b in range(n)] for a in range(n)],
+    }
+    p = Params()
+    return Statement(
+        f"CALL {dialect.SIMGRAG_MATCH}({p.add('component', component)}, {p.add('k', int(k))})"
+        "\nYIELD gsd, ids, names, triples\nRETURN gsd, ids, names, triples", p.values)
+
+
 def _lookup(dialect: Dialect, p: Params, name: str, key: str,
             distances: Sequence[tuple[str, float]], field: str) -> str:
     """The expression giving the candidate distance of ``key`` (null if not a candidate)."""
@@ -195,7 +226,7 @@ def _lookup(dialect: Dialect, p: Params, name: str, key: str,
 
 # ---------------------------------------------------------------------- optimized engine step
 def expand_edge(dialect: Dialect, linked: LinkedPattern, edge: int, head: int, head_id: str,
-                *, target_id: str | None = None, label: str = "Entity") -> Statement:
+                *, target_id: str | None = None, label: str = ENTITY) -> Statement:
     """One expansion step of the optimized search (paper Algorithm 1, line 13).
 
     From node ``head`` (a pattern node index, matched to the entity ``head_id``) along pattern

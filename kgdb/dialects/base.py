@@ -305,6 +305,23 @@ class Dialect:
         )
         return Statement(text, {"k": int(k), "vector": vector})
 
+    def exact_nearest(self, label: str, prop: str, k: str, vector: str, prepared: str) -> str:
+        """Rows ``node, distance``: nodes of ``label`` near ``vector`` (a list expression;
+        ``prepared`` is it made a vector with :meth:`vector_value`) with their exact L2
+        distance from the stored vector. May yield more than ``k`` rows: follow it with ORDER
+        BY distance LIMIT k. A dialect with a native procedure does both in one call."""
+        call = self.vector_search_call(label, prop, k, vector)
+        distance = self.exact_l2_prepared(f"node.{self.ident(prop)}", prepared)
+        return f"{call}\nWITH node, {distance} AS distance"
+
+    NATIVE: ClassVar[str | None] = None
+    """The native back end of this dialect (``kgdb plugin <version>`` on a Neo4j with kgdb's
+    plugin), or None: every statement is plain Cypher."""
+
+    SIMGRAG_MATCH: ClassVar[str | None] = None
+    """The procedure that runs SimGRAG's top-k matching of one component in the database
+    (:func:`kgdb.cypher.simgrag.match_native`), or None."""
+
     def relationship_vector_search_call(self, rel_type: str, prop: str, k: str,
                                         vector: str) -> str:
         """``CALL ... YIELD relationship, score`` over the vector index of relationships of

@@ -37,8 +37,10 @@ class Neo4jDialect(Dialect):
         # APOC Extended has no version function of its own; apoc.custom.* lives only there.
         Plugin("apoc-extended", "APOC Extended", "apoc.custom.installProcedure", function=False),
         Plugin("gds", "Graph Data Science", "gds.version", function=True),
+        Plugin("kgdb", "kgdb plugin", "kgdb.version", function=True),
     )
-    """APOC Core, APOC Extended and GDS: what kgdb's Neo4j extras build on."""
+    """APOC Core, APOC Extended and GDS: what kgdb's Neo4j extras build on; kgdb's own plugin
+    (``neo4j-plugin/``), the native back end of the slow paths."""
 
     PROCEDURES: ClassVar[str] = "apoc-custom"
     """``custom.kgdb.*`` through ``apoc.custom.installProcedure`` (APOC Extended; not on
@@ -217,6 +219,26 @@ class Neo4jDialect(Dialect):
         """
         return (f"sqrt(reduce(acc = 0.0, i IN range(0, size({prepared}) - 1) | "
                 f"acc + ({stored}[i] - {prepared}[i]) ^ 2))")
+
+
+class Neo4jNativeDialect(Neo4jDialect):
+    """Neo4j with kgdb's own plugin loaded (``neo4j-plugin/``, found by
+    :meth:`kgdb.engine.neo4j.Neo4jStore.detect_plugin`): the same Cypher, with the slow parts
+    replaced by the plugin's functions and procedures, each proven equal to the Cypher it
+    replaces (tests/live/test_neo4j_plugin.py)."""
+
+    NATIVE: ClassVar[str | None] = "kgdb plugin"
+    SIMGRAG_MATCH: ClassVar[str | None] = "kgdb.simgrag.match"
+
+    def exact_l2_prepared(self, stored: str, prepared: str) -> str:
+        # The same double arithmetic as reduce() (bit-identical), in Java.
+        return f"kgdb.l2({stored}, {prepared})"
+
+    def exact_nearest(self, label: str, prop: str, k: str, vector: str, prepared: str) -> str:
+        # One call: the index proposes max(4k, 64) like vector_search_call, the procedure
+        # reads the stored vectors and returns the k nearest by exact L2 (with ties at the k-th).
+        index = self.string_literal(self.index_name(label, prop, "vector"))
+        return f"CALL kgdb.nearestNodes({index}, {vector}, {k}) YIELD node, distance"
 
 
 def _constraint_kind(neo4j_type: str) -> str:

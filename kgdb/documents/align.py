@@ -55,10 +55,15 @@ class Aligned:
     facts: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
     """Relation -> (head id, tail id, chunk id)."""
     mentions: list[tuple[str, str]] = field(default_factory=list)
-    concepts: list[tuple[str, str, str]] = field(default_factory=list)
-    """(entity id, concept id, concept name): the entity belongTo the concept."""
-    broader: list[tuple[str, str]] = field(default_factory=list)
-    """(concept id, broader concept id): ``isA`` between semantic types."""
+    concepts: list[tuple[str, str, str, str]] = field(default_factory=list)
+    """(entity id, concept id, concept name, chunk id): the entity belongTo the concept, as
+    the chunk said."""
+    broader: list[tuple[str, str, str]] = field(default_factory=list)
+    """(concept id, broader concept id, chunk id): ``isA`` between semantic types, supported
+    by the chunks that gave either."""
+    notes: list[dict[str, Any]] = field(default_factory=list)
+    """{entity, chunk, description, synonyms}: what each chunk said about an entity, kept on
+    its mention edge, so that deleting the chunk's document takes exactly that back."""
 
 
 def normalise(name: str) -> str:
@@ -69,9 +74,13 @@ def normalise(name: str) -> str:
 class _Cluster:
     names: Counter[str] = field(default_factory=Counter)
     types: Counter[str] = field(default_factory=Counter)
-    descriptions: list[str] = field(default_factory=list)
-    semantic_types: list[str] = field(default_factory=list)
+    descriptions: list[tuple[str, str]] = field(default_factory=list)
+    """(description, chunk), in the order the chunks gave them."""
+    semantic_types: list[tuple[str, str]] = field(default_factory=list)
+    """(semantic type, chunk)."""
     chunks: list[str] = field(default_factory=list)
+    spellings: list[tuple[str, str]] = field(default_factory=list)
+    """(name as spelled, chunk)."""
     id: str | None = None
     existing: bool = False
 
@@ -89,6 +98,21 @@ class _Cluster:
         self.descriptions += other.descriptions
         self.semantic_types += other.semantic_types
         self.chunks += other.chunks
+        self.spellings += other.spellings
+
+    def notes(self) -> list[dict[str, Any]]:
+        """What each chunk said about this entity: its first description, and the spellings
+        it used other than the entity's name (its synonyms)."""
+        out: dict[str, dict[str, Any]] = {}
+        for chunk in self.chunks:
+            out.setdefault(chunk, {"chunk": chunk, "description": None, "synonyms": []})
+        for description, chunk in self.descriptions:
+            if out[chunk]["description"] is None:
+                out[chunk]["description"] = description
+        for spelling, chunk in self.spellings:
+            if spelling != self.name and spelling not in out[chunk]["synonyms"]:
+                out[chunk]["synonyms"].append(spelling)
+        return [n for n in out.values() if n["description"] is not None or n["synonyms"]]
 
 
 def align(store: GraphStore, embedder: Embedder, extractions: Sequence[Extraction],
@@ -105,12 +129,13 @@ def align(store: GraphStore, embedder: Embedder, extractions: Sequence[Extractio
             return None
         c = clusters.setdefault(key, _Cluster())
         c.names[name.strip()] += 1
+        c.spellings.append((name.strip(), chunk))
         if type_:
             c.types[type_] += 1
         if description:
-            c.descriptions.append(description)
+            c.descriptions.append((description, chunk))
         if semantic:
-            c.semantic_types.append(semantic)
+            c.semantic_types.append((semantic, chunk))
         c.chunks.append(chunk)
         return key
 
@@ -165,7 +190,7 @@ def align(store: GraphStore, embedder: Embedder, extractions: Sequence[Extractio
     for key in kept:
         c = clusters[key]
         synonyms = sorted(n for n in c.names if n != c.name)
-        description = c.descriptions[0] if c.descriptions else None
+        description = c.descriptions[0][0] if c.descriptions else None
         if c.existing:
             assert c.id is not None
             if synonyms or description:
@@ -178,8 +203,10 @@ def align(store: GraphStore, embedder: Embedder, extractions: Sequence[Extractio
             out.new_entities.setdefault(label, []).append(
                 {"id": c.id, "name": c.name, "type": c.type, "description": description,
                  "synonyms": synonyms, "embedding": fresh_vectors[key]})
-        for semantic in dict.fromkeys(s.strip() for s in c.semantic_types if s.strip()):
-            out.concepts.append((c.id, f"{SEMANTIC_TYPE}/{semantic}", semantic))
+        for semantic, chunk in dict.fromkeys((s.strip(), chunk) for s, chunk in c.semantic_types
+                                             if s.strip()):
+            out.concepts.append((c.id, f"{SEMANTIC_TYPE}/{semantic}", semantic, chunk))
+        out.notes += [{"entity": c.id, **note} for note in c.notes()]
     for key in keys:
         c = clusters[alias[key]]
         assert c.id is not None
@@ -189,7 +216,12 @@ def align(store: GraphStore, embedder: Embedder, extractions: Sequence[Extractio
         if h and t and h != t:
             out.facts.setdefault(relation, []).append((h, t, chunk))
     out.mentions = list(dict.fromkeys(out.mentions))
-    out.broader = broader_concepts([name for _, _, name in out.concepts])
+    chunks_of: dict[str, list[str]] = {}
+    for _, concept, _, chunk in out.concepts:
+        chunks_of.setdefault(concept, []).append(chunk)
+    out.broader = [(narrow, broad, chunk)
+                   for narrow, broad in broader_concepts([n for _, _, n, _ in out.concepts])
+                   for chunk in dict.fromkeys(chunks_of[narrow] + chunks_of[broad])]
     return out
 
 

@@ -71,6 +71,7 @@ from kgdb.documents.model import (
 )
 from kgdb.errors import ConfigError, LlmError
 from kgdb.llm.client import ChatClient, ChatReply, LlmSettings, OutputParseError
+from kgdb.llm.replies import fenced_bodies, strip_reasoning
 from kgdb.text import text_problem
 
 log = logging.getLogger("kgdb")
@@ -176,8 +177,6 @@ class ParsedReply:
         return Extraction(chunk_id, self.entities, self.relations, self.events)
 
 
-_THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S | re.I)
-_FENCE = re.compile(r"```[ \t]*[A-Za-z0-9_+-]*[ \t]*\r?\n?(.*?)(?:```|\Z)", re.S)
 _DECODER = json.JSONDecoder()
 
 
@@ -261,8 +260,7 @@ def load_json(text: str) -> Any:
     decode: a reply cut short is an error, never its first complete entity), and the first
     object (or list of objects or lists) wins over a list of plain values such as a ``[1]``
     in the prose."""
-    text = _THINK.sub("", text)
-    candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
+    candidates = [*fenced_bodies(text), strip_reasoning(text)]
     first_error: json.JSONDecodeError | None = None
     fallback: list[Any] = []
     for candidate in candidates:

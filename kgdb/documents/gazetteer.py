@@ -1,101 +1,30 @@
 """``--extract gazetteer``: link each chunk to the graph's existing entities it names. No model.
-
-Rules (the README's "Documents" section says the same):
-
-- A name (or a synonym) matches at word boundaries only: ``Wind`` does not match inside
-  ``Windows``; words are runs of letters and digits, everything else separates them.
-- Case: a name matches with its own capitalisation; ``ignore_case`` matches any case.
-- Names shorter than ``min_length`` characters are left out (``It``, ``1``).
-- Overlaps: at each position the longest name wins, and matches do not overlap (``Inherit the
-  Wind`` links the film, not also ``Wind``), scanning left to right.
-- Ambiguity: a name shared by several entities links all of them (the chunk mentions that
-  name; which entity it means is for the solver to decide); ``ambiguous`` counts such names.
+The matching rules are :mod:`kgdb.link.gazetteer`'s (the README's "Documents" section says
+the same).
 
 The gazetteer never creates an entity, so deleting a document never deletes one it linked.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator, Sequence
 
 from kgdb.documents.model import Chunk, ExtractedEntity, Extraction, ExtractionStats
+from kgdb.link.gazetteer import DEFAULT_MIN_LENGTH, NameIndex
 
-DEFAULT_MIN_LENGTH = 3
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-
-def _words(text: str) -> list[tuple[str, int, int]]:
-    return [(m.group(), m.start(), m.end()) for m in _WORD.finditer(text)]
+__all__ = ["DEFAULT_MIN_LENGTH", "Gazetteer"]
 
 
-class Gazetteer:
-    """Matches entity names in chunk texts (see the module docstring for the rules)."""
+class Gazetteer(NameIndex):
+    """Links chunks to the entities whose names they contain."""
 
     name = "gazetteer"
 
     def __init__(self, entries: Iterable[tuple[str, str, Sequence[str]]], *,
                  ignore_case: bool = False, min_length: int = DEFAULT_MIN_LENGTH) -> None:
         """``entries``: (entity id, name, synonyms)."""
-        self.ignore_case = ignore_case
-        self.min_length = min_length
+        super().__init__(entries, ignore_case=ignore_case, min_length=min_length)
         self.stats = ExtractionStats()
-        # first word -> {word tuple: {entity id: name}}
-        self._index: dict[str, dict[tuple[str, ...], dict[str, str]]] = {}
-        self.longest = 1
-        for ident, name, synonyms in entries:
-            self.add(ident, name, synonyms)
-
-    @property
-    def ambiguous(self) -> int:
-        """How many names link several entities."""
-        return sum(1 for by_words in self._index.values() for ids in by_words.values()
-                   if len(ids) > 1)
-
-    def add(self, ident: str, name: str, synonyms: Sequence[str] = ()) -> None:
-        """One more entity to find."""
-        for text in dict.fromkeys([name, *synonyms]):
-            self._add(ident, name, text)
-
-    def _key(self, word: str) -> str:
-        return word.casefold() if self.ignore_case else word
-
-    def _add(self, ident: str, name: str, text: str) -> None:
-        text = text.strip()
-        if len(text) < self.min_length:
-            return
-        words = tuple(self._key(w) for w, _, _ in _words(text))
-        if not words:
-            return
-        self.longest = max(self.longest, len(words))
-        self._index.setdefault(words[0], {}).setdefault(words, {})[ident] = name
-
-    def __len__(self) -> int:
-        return sum(len(v) for v in self._index.values())
-
-    def find(self, text: str) -> list[tuple[str, str, int, int]]:
-        """(entity id, name, start, end) of every match in ``text``, left to right."""
-        words = _words(text)
-        keys = [self._key(w) for w, _, _ in words]
-        found: list[tuple[str, str, int, int]] = []
-        i = 0
-        while i < len(words):
-            candidates = self._index.get(keys[i])
-            best: tuple[int, dict[str, str]] | None = None
-            if candidates:
-                for n in range(min(self.longest, len(words) - i), 0, -1):
-                    ids = candidates.get(tuple(keys[i:i + n]))
-                    if ids:
-                        best = (n, ids)
-                        break
-            if best is None:
-                i += 1
-                continue
-            n, ids = best
-            for ident, name in ids.items():
-                found.append((ident, name, words[i][1], words[i + n - 1][2]))
-            i += n
-        return found
 
     def extract(self, chunks: Sequence[Chunk]) -> Iterator[Extraction]:
         for chunk in chunks:

@@ -31,6 +31,7 @@ from kgdb.embed.base import Embedder
 from kgdb.engine.base import GraphStore
 from kgdb.errors import LoadError
 from kgdb.link import Linker, LinkSettings
+from kgdb.link.gazetteer import name_entries
 from kgdb.schema.apply import ensure_base_schema
 
 EXTRACT_MODES = ("none", "gazetteer", "llm")
@@ -110,12 +111,47 @@ def _rows(store: GraphStore, statement: Any) -> list[dict[str, Any]]:
 
 
 def _remove(store: GraphStore, ids: Sequence[str], report: DocumentReport) -> None:
-    """What the documents' previous versions wrote, except the Document nodes."""
+    """What the documents' previous versions wrote, except the Document nodes: their chunks,
+    the facts, concept links and ``isA`` edges only they supported, and the descriptions and
+    synonyms only they gave (recomputed from the chunks that remain)."""
     if not ids:
         return
     store.run(cy.unsupport_facts(ids))
     report.facts_removed += int(_rows(store, cy.delete_unsupported_facts(ids))[0]["deleted"])
+    store.run(cy.unsupport_concepts(ids))
+    store.run(cy.delete_unsupported_concept_edges())
+    lost: dict[str, set[str]] = {}
+    for row in _rows(store, cy.noted_entities(ids)):
+        lost.setdefault(str(row["id"]), set()).update(str(s) for said in row["said"]
+                                                      for s in said or [])
     store.run(cy.delete_chunks(ids))
+    noted = list(lost)
+    for start in range(0, len(noted), 1000):
+        rows = [_renoted(r, lost[str(r["id"])])
+                for r in _rows(store, cy.entity_notes(noted[start:start + 1000]))]
+        changed = [r for r in rows if r is not None]
+        if changed:
+            store.run(cy.set_entity_notes(changed))
+
+
+def _renoted(row: dict[str, Any], lost: set[str]) -> dict[str, Any] | None:
+    """An entity's description and synonyms from what its remaining chunks said (in the
+    order they were loaded): a description extraction gave becomes the first remaining one;
+    a synonym the removed chunks (``lost``) said and no remaining chunk says goes, any other
+    stays. None when nothing changes."""
+    notes = sorted((n for n in row["notes"] if n and n[0] is not None), key=lambda n: n[0])
+    said = {str(s) for n in notes for s in (n[2] or [])}
+    synonyms = [str(s) for s in row["synonyms"] or []]
+    kept = [s for s in synonyms if s not in lost or s in said]
+    description, described = row["description"], row["described"]
+    if described:
+        description = next((str(n[1]) for n in notes if n[1] is not None), None)
+        described = True if description is not None else None
+    if description == row["description"] and kept == synonyms and \
+            described == row["described"]:
+        return None
+    return {"id": row["id"], "description": description, "described": described,
+            "synonyms": kept}
 
 
 def schema_types(store: GraphStore) -> tuple[list[str] | None, list[str] | None]:
@@ -127,10 +163,8 @@ def schema_types(store: GraphStore) -> tuple[list[str] | None, list[str] | None]
 
 
 def gazetteer_for(store: GraphStore, options: DocumentOptions) -> Gazetteer:
-    rows = _rows(store, cy.entity_names(store.dialect))
-    return Gazetteer(((str(r["id"]), str(r["name"]), [str(s) for s in r["synonyms"] or []])
-                      for r in rows),
-                     ignore_case=options.ignore_case, min_length=options.min_length)
+    return Gazetteer(name_entries(store), ignore_case=options.ignore_case,
+                     min_length=options.min_length)
 
 
 def load_documents(store: GraphStore, embedder: Embedder, paths: Iterable[str | Path], *,
@@ -229,6 +263,7 @@ def _write_batch(store: GraphStore, embedder: Embedder,
             {"id": t, "name": t, "description": None, "synonyms": [], "embedding": v}
             for t, v in zip(titles, title_vectors, strict=True)]))
         mentions += [(doc.title, c.id) for doc, cs in batch for c in cs]
+    aligned: Aligned | None = None
     if extractor is not None and options.extract != "none":
         extractions = list(extractor.extract([c for _, c in chunks]))
         if options.extract == "gazetteer":
@@ -249,6 +284,8 @@ def _write_batch(store: GraphStore, embedder: Embedder,
     for start in range(0, len(mentions), 5000):
         store.run(cy.link_mentions(mentions[start:start + 5000]))
     report.mentions += len(mentions)
+    if aligned is not None:
+        _note_mentions(store, aligned)
     store.run(cy.set_document_hashes([(doc.id, hashes[doc.id], len(cs)) for doc, cs in batch]))
 
 
@@ -266,6 +303,15 @@ def _write_aligned(store: GraphStore, aligned: Aligned, report: DocumentReport) 
         store.run(cy.merge_concept_links(aligned.concepts))
     if aligned.broader:
         store.run(cy.merge_broader_concepts(aligned.broader))
+
+
+def _note_mentions(store: GraphStore, aligned: Aligned) -> None:
+    """What each chunk said about each entity, on its mention edge (after the edges exist);
+    ranked by load order (a clock in ns, then the order within this batch)."""
+    base = time.time_ns()
+    notes = [{**note, "rank": base + i} for i, note in enumerate(aligned.notes)]
+    for start in range(0, len(notes), 5000):
+        store.run(cy.note_mentions(notes[start:start + 5000]))
 
 
 def delete_documents(store: GraphStore, ids: Sequence[str]) -> DocumentReport:

@@ -20,7 +20,6 @@ type (``kgdb index triples``).
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 from collections.abc import Sequence
@@ -32,6 +31,7 @@ from kgdb.dialects.base import IndexInfo
 from kgdb.embed import Embedder
 from kgdb.engine.base import GraphStore
 from kgdb.errors import KgdbError, did_you_mean
+from kgdb.link.names import verbalise
 from kgdb.schema.apply import await_indexes, execute_ddl
 
 BATCH = 1000
@@ -40,19 +40,6 @@ BATCH = 1000
 
 class TtrError(KgdbError):
     """Triple texts cannot be written as asked (an unknown relation type)."""
-
-
-def relation_words(rel_type: str) -> str:
-    """``directed_by`` / ``directedBy`` / ``DIRECTED_BY`` -> ``directed by``."""
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", rel_type)
-    words = re.split(r"[\s_\-.:/]+", spaced)
-    return " ".join(w.lower() if w.isupper() or w[:1].isupper() else w for w in words if w)
-
-
-def verbalise(head: Any, rel_type: str, tail: Any) -> str:
-    """A fact's text: ``head relation tail`` (a missing name reads as an empty string)."""
-    return " ".join(s for s in (str(head or "").strip(), relation_words(rel_type),
-                                str(tail or "").strip()) if s)
 
 
 @dataclass
@@ -156,10 +143,3 @@ def _rebuild_index(store: GraphStore, rel_type: str, dimension: int) -> None:
             for op in store.dialect.drop_index(info):
                 store.execute(op)
     _create_index(store, rel_type, dimension)
-
-
-def indexed_types(store: GraphStore) -> list[str]:
-    """The relation types whose facts are searchable by TTR (they have the vector index)."""
-    return sorted({i.label for i in store.indexes()
-                   if i.kind == "vector" and i.entity == "relationship"
-                   and i.properties == (cy.EMBEDDING,)})

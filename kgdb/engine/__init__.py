@@ -28,9 +28,11 @@ def unused_neo4j_variables(settings: Settings) -> list[str]:
     return [name for name in NEO4J_ONLY_VARIABLES if os.environ.get(name)]
 
 
-def connect(settings: Settings | None = None) -> GraphStore:
+def connect(settings: Settings | None = None, *, create: bool = True) -> GraphStore:
     """Open the configured graph: Neo4j for a ``neo4j://``/``bolt://`` URI, else the embedded
-    FalkorDB (started if it is not running)."""
+    FalkorDB (started if it is not running). ``create=False``: a FalkorDB graph that does not
+    exist is a :class:`~kgdb.errors.GraphNotFoundError` (as a missing Neo4j database always
+    is) rather than created."""
     settings = settings or Settings.from_env()
     unused = unused_neo4j_variables(settings)
     if unused:
@@ -43,7 +45,7 @@ def connect(settings: Settings | None = None) -> GraphStore:
         server = EmbeddedServer(settings.home)
         state = server.ensure_started()
         return FalkorDBStore("127.0.0.1", state.port, server.password(), settings.graph,
-                             server=server, timeout_s=settings.timeout_s)
+                             server=server, timeout_s=settings.timeout_s, create=create)
     assert settings.uri is not None
     parsed = urlparse(settings.uri)
     if parsed.scheme in NEO4J_SCHEMES:
@@ -55,7 +57,8 @@ def connect(settings: Settings | None = None) -> GraphStore:
         from kgdb.engine.falkordb import FalkorDBStore
 
         return FalkorDBStore(parsed.hostname or "127.0.0.1", parsed.port or 6379,
-                             parsed.password, settings.graph, timeout_s=settings.timeout_s)
+                             parsed.password, settings.graph, timeout_s=settings.timeout_s,
+                              create=create)
     raise ConfigError(
         f"unsupported URI {settings.uri!r} in KGDB_URI/NEO4J_URI: use neo4j://, bolt:// "
         "(Neo4j), redis:// (an external FalkorDB) or leave it unset for the embedded FalkorDB"

@@ -17,6 +17,7 @@ from kgdb.errors import (
     EngineCrashError,
     EngineError,
     EngineUnavailableError,
+    GraphNotFoundError,
     QueryTimeoutError,
     ReadOnlyViolationError,
     StatementError,
@@ -30,7 +31,8 @@ class FalkorDBStore(GraphStore):
     """A FalkorDB graph. With ``server`` set, it is the embedded one and restarts it if it dies."""
 
     def __init__(self, host: str, port: int, password: str | None, graph: str, *,
-                 server: EmbeddedServer | None = None, timeout_s: float = 300.0) -> None:
+                 server: EmbeddedServer | None = None, timeout_s: float = 300.0,
+                 create: bool = True) -> None:
         import falkordb
 
         self.dialect = FalkorDBDialect()
@@ -38,6 +40,7 @@ class FalkorDBStore(GraphStore):
         self._password = password
         self._server = server
         self.timeout_s = timeout_s
+        self._create = create
         self._falkordb = falkordb
         self._connect()
 
@@ -50,11 +53,17 @@ class FalkorDBStore(GraphStore):
                 socket_connect_timeout=5, socket_keepalive=True,
             )
             self._graph = self._db.select_graph(self.graph_name)
-            self._ensure_graph()
+            exists = self._create or self.graph_name in self._db.list_graphs()
+            if exists:
+                self._ensure_graph()
         except Exception as exc:
             raise EngineConnectionError(
                 f"cannot connect to FalkorDB at {self.host}:{self.port}: {_cause(exc)}"
             ) from None
+        if not exists:
+            self.close()
+            raise GraphNotFoundError(f"FalkorDB at {self.host}:{self.port} has no graph "
+                                     f"{self.graph_name!r}")
 
     def _ensure_graph(self) -> None:
         # GRAPH.RO_QUERY on a key that does not exist fails ("empty key"); a write query

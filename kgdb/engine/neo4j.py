@@ -11,13 +11,14 @@ from typing import Any
 
 import numpy as np
 
-from kgdb.dialects.neo4j import Neo4jDialect
+from kgdb.dialects.neo4j import Neo4jDialect, Neo4jNativeDialect
 from kgdb.engine.base import GraphStore, NodeValue, PathValue, RelationshipValue, Result
 from kgdb.errors import (
     ConfigError,
     EngineConnectionError,
     EngineError,
     EngineUnavailableError,
+    GraphNotFoundError,
     QueryTimeoutError,
     ReadOnlyViolationError,
     StatementError,
@@ -44,7 +45,8 @@ class Neo4jStore(GraphStore):
     """The driver's ``max_transaction_retry_time`` for managed transactions."""
 
     def __init__(self, uri: str, username: str, password: str | None, database: str | None,
-                 *, timeout_s: float = 300.0, connect_timeout_s: float = 5.0) -> None:
+                 *, timeout_s: float = 300.0, connect_timeout_s: float = 5.0,
+                 native: bool | None = None) -> None:
         import neo4j
         from neo4j import exceptions as nx
 
@@ -77,6 +79,35 @@ class Neo4jStore(GraphStore):
                 f"cannot connect to Neo4j at {uri}: {_cause(exc)}") from None
         if database:
             self._check_database(database)
+        self.plugin_version: str | None = None
+        """The version of kgdb's Neo4j plugin on the server (None: not loaded)."""
+        if native is None:
+            from kgdb.config import environment
+
+            native = environment().KGDB_NATIVE
+        self.detect_plugin(use=native)
+
+    def detect_plugin(self, *, use: bool = True) -> str | None:
+        """Look once for kgdb's plugin (``kgdb.version()``); with ``use`` and the version of
+        this kgdb, switch to :class:`Neo4jNativeDialect` (the plugin's back ends), else keep
+        plain Cypher. ``use=False`` (or ``KGDB_NATIVE=0``) keeps the Cypher path even where
+        the plugin is loaded. Returns the plugin's version, None when absent."""
+        from kgdb.engine.neo4j_plugin import VERSION
+
+        self.plugin_version = None
+        self.dialect = Neo4jDialect()
+        plugin = next(p for p in self.dialect.PLUGINS if p.name == "kgdb")
+        probe = self.dialect.find_functions([plugin.probe])
+        assert probe is not None
+        try:
+            if self.run(probe).rows:
+                self.plugin_version = str(self.run(
+                    self.dialect.call_version_function(plugin)).value())
+        except EngineError:  # a user who may not list functions: plain Cypher
+            return None
+        if use and self.plugin_version == VERSION:
+            self.dialect = Neo4jNativeDialect()
+        return self.plugin_version
 
     def _driver_close_quietly(self) -> None:
         driver = getattr(self, "_driver", None)
@@ -105,7 +136,7 @@ class Neo4jStore(GraphStore):
                 edition = " (Neo4j Community has one user database)"
             there = f"; it has {', '.join(repr(n) for n in names)}{edition}" if names else ""
             self.close()
-            raise EngineConnectionError(
+            raise GraphNotFoundError(
                 f"Neo4j at {self.uri} has no database {database!r} (NEO4J_DATABASE){there}: "
                 "unset NEO4J_DATABASE or name an existing database") from None
 

@@ -10,7 +10,9 @@ port, with authentication on and a generated password in a user-only file.
 
 Files under its home (``.neo4j/`` in the repository for ``make neo4j``): ``conf/`` (neo4j.conf,
 apoc.conf), ``data/``, ``logs/`` (``console.log`` is the JVM's output), ``plugins/`` (links to
-the plugin jars in ``~/.m2``), ``password`` (0600), ``server.json`` (pid and port), ``lock``.
+the plugin jars in ``~/.m2`` and to kgdb's own plugin jar, built from ``neo4j-plugin/``; set
+``KGDB_NEO4J_PLUGIN=0`` to start without it), ``password`` (0600), ``server.json`` (pid and
+port), ``lock``.
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 
+from kgdb.config import environment
 from kgdb.dialects.neo4j import Neo4jDialect
+from kgdb.engine.neo4j_plugin import plugin_jar
 from kgdb.engine.process import file_lock, free_port, pid_runs, port_free, port_open, reap, wait_exit
 from kgdb.errors import EngineConnectionError
 
@@ -243,6 +247,9 @@ class LocalNeo4j:
             path = Path(jar)
             if "/org/neo4j/" in jar:
                 (plugins / path.name).symlink_to(path)
+        if environment().KGDB_NEO4J_PLUGIN:  # kgdb's own (neo4j_plugin.py)
+            kgdb_jar = plugin_jar()
+            (plugins / kgdb_jar.name).symlink_to(kgdb_jar)
 
     def _set_initial_password(self, java: str, server_cp: list[str]) -> None:
         command = [java, "-cp", ":".join(server_cp), ADMIN_TOOL, "dbms",

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Any, Protocol
 
+from kgdb import vocabulary
 from kgdb.cypher import link as cy
 from kgdb.embed.base import Embedder
 from kgdb.engine.base import GraphStore
@@ -52,12 +53,13 @@ from kgdb.ir import (
 )
 from kgdb.link.names import lexical_relation
 from kgdb.statement import Statement
+from kgdb.vocabulary import CHUNK, CONCEPT, DOCUMENT, ENTITY, ENTITY_TYPE, EVENT, RELATION_TYPE
 
-ENTITY_LABEL = cy.ENTITY_LABEL
-RELATION_TYPE_LABEL = "RelationType"
-ENTITY_TYPE_LABEL = "EntityType"
-KGDB_LABELS = frozenset({"Entity", "Event", "Concept", "Chunk", "Document", "EntityType",
-                         "RelationType", "KgdbMeta"})
+ENTITY_LABEL = vocabulary.ENTITY
+RELATION_TYPE_LABEL = vocabulary.RELATION_TYPE
+ENTITY_TYPE_LABEL = vocabulary.ENTITY_TYPE
+KGDB_LABELS = frozenset({ENTITY, EVENT, CONCEPT, CHUNK, DOCUMENT, ENTITY_TYPE,
+                         RELATION_TYPE, "KgdbMeta"})
 """kgdb's own structural labels: a graph using no other label has no typed entities, so
 type hints are not searched."""
 MODES = ("meaning", "names")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable
+from typing import Any
 
 SPELLING_CUTOFF = 0.75
 """How close (difflib ratio of the squashed spellings) a misspelling must be."""
@@ -61,3 +62,16 @@ def _shared_stem(phrase: str, types: list[str]) -> tuple[str, ...]:
     if not scored or (len(scored) > 1 and scored[0][0] == scored[1][0]):
         return ()
     return (scored[0][2],)
+
+
+def relation_words(rel_type: str) -> str:
+    """``directed_by`` / ``directedBy`` / ``DIRECTED_BY`` -> ``directed by``."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", rel_type)
+    words = re.split(r"[\s_\-.:/]+", spaced)
+    return " ".join(w.lower() if w.isupper() or w[:1].isupper() else w for w in words if w)
+
+
+def verbalise(head: Any, rel_type: str, tail: Any) -> str:
+    """A fact's text: ``head relation tail`` (a missing name reads as an empty string)."""
+    return " ".join(s for s in (str(head or "").strip(), relation_words(rel_type),
+                                str(tail or "").strip()) if s)

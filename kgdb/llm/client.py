@@ -4,10 +4,14 @@ Settings: ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``, ``KGDB_LLM_MODEL`` (default `
 ``KGDB_LLM_TIMEOUT`` seconds. HTTP 429 and 5xx are retried with backoff by the ``openai``
 package (``max_retries``); output that cannot be parsed is sent back to the model with the
 parse error, at most ``attempts`` times, then a :class:`~kgdb.errors.LlmError` ends it.
+A reply of any shape (no choices, non-text content, odd usage counts, deep nesting, not
+JSON) is an :class:`~kgdb.errors.LlmError`, never another exception; its ``public`` message
+says what failed without the endpoint, its credentials or the upstream body.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -97,28 +101,35 @@ class ChatClient:
             reply = raw.parse()
         except openai.APITimeoutError:
             raise LlmError(f"the LLM at {self.endpoint} did not answer within "
-                           f"{self.settings.timeout_s:g} s") from None
+                           f"{self.settings.timeout_s:g} s",
+                           "the LLM endpoint failed (no answer in time)") from None
         except openai.RateLimitError:
             raise LlmError(f"the LLM at {self.endpoint} kept answering 429 (rate limited) "
-                           f"after {self.settings.http_retries} retries") from None
+                           f"after {self.settings.http_retries} retries",
+                           "the LLM endpoint failed (HTTP 429)") from None
         except openai.APIConnectionError as exc:
-            raise LlmError(f"cannot reach the LLM at {self.endpoint}: {exc}") from None
+            raise LlmError(f"cannot reach the LLM at {self.endpoint}: {exc}",
+                           "the LLM endpoint failed (unreachable)") from None
         except openai.APIStatusError as exc:
             raise LlmError(f"the LLM at {self.endpoint} answered HTTP {exc.status_code}: "
-                           f"{_short(exc.message)}") from None
+                           f"{_short(exc.message)}",
+                           f"the LLM endpoint failed (HTTP {exc.status_code})") from None
         except openai.OpenAIError as exc:
             raise LlmError(f"the LLM at {self.endpoint} failed: {_short(str(exc))}") from None
-        try:
-            content = reply.choices[0].message.content
-        except (AttributeError, IndexError, TypeError):
-            content = None
-        if not content or not content.strip():
-            raise LlmError(f"the LLM at {self.endpoint} returned an empty reply")
+        except (ValueError, TypeError, AttributeError, KeyError, IndexError,
+                RecursionError) as exc:  # a 200 whose body is no chat completion
+            raise LlmError(f"the LLM at {self.endpoint} sent a reply that is no chat "
+                           f"completion: {_short(repr(exc))}",
+                           "the LLM endpoint failed (a malformed reply)") from None
+        content = _content(reply)
+        if content is None or not content.strip():
+            raise LlmError(f"the LLM at {self.endpoint} returned an empty reply",
+                           "the LLM endpoint failed (an empty reply)")
         usage = getattr(reply, "usage", None)
-        return ChatReply(text=str(content),
-                         prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-                         completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-                         http_retries=int(getattr(raw, "retries_taken", 0) or 0))
+        return ChatReply(text=_contract_text(content),
+                         prompt_tokens=_count(getattr(usage, "prompt_tokens", 0)),
+                         completion_tokens=_count(getattr(usage, "completion_tokens", 0)),
+                         http_retries=_count(getattr(raw, "retries_taken", 0)))
 
     def complete_parsed(self, messages: list[dict[str, str]], parse: Callable[[str], T], *,
                         attempts: int = 3, what: str = "reply",
@@ -136,8 +147,10 @@ class ChatClient:
             text = reply.text
             try:
                 return parse(text)
-            except OutputParseError as exc:
-                last_error = str(exc)
+            except (OutputParseError, ValueError, TypeError, AttributeError, KeyError,
+                    IndexError, RecursionError) as exc:  # any shape of reply: told, retried
+                last_error = str(exc) if isinstance(exc, OutputParseError) else (
+                    f"the reply has an unexpected shape ({type(exc).__name__})")
                 history += [
                     {"role": "assistant", "content": text},
                     {"role": "user", "content": (
@@ -145,7 +158,37 @@ class ChatClient:
                         "Answer again, in exactly the required format, with nothing else.")},
                 ]
         raise LlmError(f"the model's {what} could not be parsed after {attempts} attempts: "
-                       f"{last_error}")
+                       f"{last_error}", f"the LLM's {what} could not be used")
+
+
+def _content(reply: Any) -> str | None:
+    """The first choice's text, whatever the reply's shape (None when there is none)."""
+    try:
+        content = reply.choices[0].message.content
+    except (AttributeError, IndexError, TypeError, KeyError):
+        return None
+    return content if isinstance(content, str) else None
+
+
+_UNUSABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _contract_text(text: str) -> str:
+    """A reply within the text contract whatever the model sent: lone surrogates become
+    U+FFFD, other control characters than TAB, LF and CR are dropped (so nothing a model
+    writes reaches the graph, the embedder or a response as text no UTF-8 can carry)."""
+    return _UNUSABLE.sub("", _SURROGATE.sub("\ufffd", text))
+
+
+def _count(value: Any) -> int:
+    """A usage count as a non-negative int; 0 for anything else (a string, a float NaN,
+    a negative or absurd number, a nested object)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    if value != value or not 0 <= value < 2**53:
+        return 0
+    return int(value)
 
 
 def _short(text: str) -> str:

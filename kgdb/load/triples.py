@@ -40,6 +40,7 @@ from kgdb.schema.apply import await_indexes, ensure_base_schema
 from kgdb.schema.model import humanize
 from kgdb.statement import Statement
 from kgdb.text import TextLimits, limits, normalise_newlines, open_data_file, text_problem
+from kgdb.vocabulary import ENTITY
 
 FORMATS = ("tsv", "csv", "jsonl")
 MODES = ("auto", "bulk", "incremental")
@@ -507,7 +508,7 @@ class _BulkLoad:
         d = self.store.dialect
         nodes = None
         if names:
-            nodes = BulkNodes("Entity", ("id", "name"), [(n, n) for n in names],
+            nodes = BulkNodes(ENTITY, ("id", "name"), [(n, n) for n in names],
                               "embedding", vectors)
         by_type: dict[str, list[tuple[int, int]]] = {}
         by_cypher: dict[str, list[tuple[str, str]]] = {}

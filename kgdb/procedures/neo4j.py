@@ -74,7 +74,7 @@ def status(store: Any, rulesets: dict[str, RuleSet] | None = None, *,
                if str(r["name"]).startswith(cy.NAMESPACE + ".")}
     recorded = store.run(cy.recorded()).records()
     out: dict[str, Any] = {"engine": "neo4j", "installed": sorted("custom." + n for n in present),
-                           "recorded": recorded}
+                           "recorded": recorded, "plugin": plugin_status(store)}
     if rulesets is None:  # only what is there
         rulesets_known = {str(n).removeprefix("kgdb.rules.") for n in present
                           if str(n).startswith("kgdb.rules.")}
@@ -104,6 +104,16 @@ def status(store: Any, rulesets: dict[str, RuleSet] | None = None, *,
     out.update(missing=missing, changed=changed, same=same, extra=extra,
                up_to_date=not missing and not changed and not extra)
     return out
+
+
+def plugin_status(store: Any) -> dict[str, Any]:
+    """kgdb's Java plugin on the server (``neo4j-plugin/``) against this kgdb: ``version``
+    (None: not loaded), ``kgdb``, ``matches``, and whether this store uses it (``native``)."""
+    from kgdb.engine.neo4j_plugin import VERSION
+
+    loaded = getattr(store, "plugin_version", None)
+    return {"version": loaded, "kgdb": VERSION, "matches": loaded == VERSION,
+            "native": store.dialect.NATIVE is not None}
 
 
 def drop(store: Any) -> dict[str, Any]:

@@ -1,12 +1,12 @@
-"""KG-CQR: contextual query retrieval over triple text representations (paper §3.2–3.3;
-``kgdb ask --solver cqr``, mode ``cqr`` of ``kgdb eval retrieval``).
+"""KG-CQR (paper sections 3.2-3.3): contextual query retrieval over triple text
+representations, the ``triple-context`` solver.
 
-1. **Subgraph extraction** (equations 6–7): the ``extract_k`` facts whose TTR (``kgdb index
+1. **Subgraph extraction** (equations 6–7): the ``nearest_facts`` facts whose TTR (``kgdb index
    triples``) is most similar to the question, through the relationship vector indexes;
    with an LLM, the paper's filter prompt (Figure 7) keeps the relevant ones.
 2. **Subgraph completion** (Algorithm 1): beam-search paths between the extracted facts'
    entities, scored by the mean cosine of their TTRs to the question, run in the database
-   one statement per expansion level (:mod:`kgdb.retrieve.beam`); up to ``complete_k`` new
+   one statement per expansion level (:mod:`kgdb.retrieve.beam`); up to ``added_facts`` new
    facts of the best paths are added.
 3. **Contextual generation** (equation 8): with an LLM, the paper's summary prompt (Figure 8)
    over the completed subgraph; without one, the verbalised subgraph itself (its TTRs, in
@@ -19,34 +19,25 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
+from pydantic import Field
 
-from kgdb.cypher import documents as cy
 from kgdb.cypher import triples as cy_triples
-from kgdb.documents.ttr import indexed_types, verbalise
 from kgdb.embed import Embedder
 from kgdb.engine import GraphStore
 from kgdb.errors import KgdbError
+from kgdb.link.names import verbalise
+from kgdb.link.triples import indexed_types
 from kgdb.llm import ChatClient
 from kgdb.llm.client import OutputParseError
-from kgdb.retrieve.context import Evidence, Passage, Triple, unique
-
-CQR_EXTRACT_K = 10
-CQR_WIDTH = 3
-"""Beam width (the paper's Appendix A.3)."""
-CQR_MAX_LENGTH = 2
-"""Longest completion path, in facts."""
-CQR_COMPLETE_K = 20
-"""New facts completion may add (the paper's K)."""
-CQR_ALPHA = 0.7
-CQR_CHUNKS = 10
-CHUNKS_READ = 100
-"""Chunks read per question when ranking documents (enough beyond recall@10)."""
+from kgdb.llm.replies import clean_reply
+from kgdb.retrieve.evidence import Evidence, Fact, Json, documents_of, unique_facts
+from kgdb.retrieve.passages import nearest_passages
+from kgdb.retrieve.solver import PassageOptions, Solver, SolverOptions
 
 FILTER_PROMPT = """\
 You are a grader assessing relevance of a list of retrieved passages to a user question. \
@@ -77,48 +68,69 @@ class CqrError(KgdbError):
     """KG-CQR cannot run (bad settings, no triple texts)."""
 
 
-@dataclass(frozen=True)
-class CqrSettings:
-    extract_k: int = CQR_EXTRACT_K
-    width: int = CQR_WIDTH
-    max_length: int = CQR_MAX_LENGTH
-    complete_k: int = CQR_COMPLETE_K
-    alpha: float = CQR_ALPHA
-    chunks: int = CQR_CHUNKS
-    direction: str = "both"
+class TripleContextOptions(PassageOptions, SolverOptions):
+    solver: Literal["triple-context"] = "triple-context"
+    nearest_facts: int = Field(10, ge=1, le=10000, description=(
+        "triple-context: facts extracted by their triple text's similarity to the question"))
+    beam_width: int = Field(3, ge=1, le=100, description=(
+        "triple-context: paths kept per expanded path (the paper's beam width)"))
+    max_path: int = Field(2, ge=1, le=6, description=(
+        "triple-context: longest completion path, in facts"))
+    added_facts: int = Field(20, ge=0, le=10000, description=(
+        "triple-context: new facts completion may add (the paper's K)"))
+    alpha: float = Field(0.7, ge=0.0, le=1.0, description=(
+        "triple-context: weight of the question in the fused query vector"))
+    direction: Literal["both", "out"] = Field("both", description=(
+        "triple-context: both: a path may follow a fact either way; out: head to tail only"))
 
-    def check(self) -> CqrSettings:
-        if min(self.extract_k, self.width, self.max_length, self.chunks) < 1 or \
-                self.complete_k < 0:
-            raise CqrError("KG-CQR's extract k, beam width, path length and chunks must be at "
-                           "least 1, complete k at least 0")
-        if not 0.0 <= self.alpha <= 1.0:
-            raise CqrError(f"alpha must be between 0 and 1, not {self.alpha}")
-        return self
+
+class TripleContextSolver(Solver[TripleContextOptions]):
+    """KG-CQR (Bui et al., "KG-CQR: Leveraging Structured Relation Representations in
+    Knowledge Graphs for Contextual Query Retrieval"): facts by triple text, beam completion,
+    the subgraph as the query's context, chunks by the fused query vector."""
+
+    name = "triple-context"
+    aliases = ("cqr", "kg-cqr")
+    summary = ("KG-CQR: facts by triple text, beam-search completion, chunks by the question "
+               "fused with that context")
+    options = TripleContextOptions
+
+    def retrieve(self, store: GraphStore, embedder: Embedder, question: str,
+                 options: TripleContextOptions, llm: ChatClient | None = None) -> Evidence:
+        from kgdb.retrieve.chunks import embed_question
+
+        evidence = Evidence(question, self.name, statements=[])
+        view = store.view(observer=evidence.statements.append)
+        vector = embed_question(embedder, question, evidence)
+        result = retrieve_cqr(view, embedder, question, vector, options, llm, evidence=evidence)
+        evidence.detail.update(result.to_json())
+        return evidence
+
+    def for_recall(self, options: TripleContextOptions, k: int) -> TripleContextOptions:
+        from kgdb.retrieve.chunks import PASSAGES_PER_DOCUMENT
+
+        return options.model_copy(update={
+            "passages": max(options.passages, k * PASSAGES_PER_DOCUMENT)})
 
 
 @dataclass
 class CqrResult:
-    extracted: list[Triple] = field(default_factory=list)
-    kept: list[Triple] = field(default_factory=list)
+    extracted: list[Fact] = field(default_factory=list)
+    kept: list[Fact] = field(default_factory=list)
     """The extracted facts the LLM filter kept (all of them without an LLM)."""
-    added: list[Triple] = field(default_factory=list)
+    added: list[Fact] = field(default_factory=list)
     context: str = ""
-    fused: list[float] = field(default_factory=list)
-    evidence: Evidence = field(default_factory=Evidence)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Json]:
         return {"extracted": [t.to_json() for t in self.extracted],
                 "kept": len(self.kept), "added": [t.to_json() for t in self.added],
-                "context": self.context,
-                "passages": [p.to_json() for p in self.evidence.passages],
-                "timings_ms": {k: round(v, 3) for k, v in self.evidence.timings.items()}}
+                "context": self.context}
 
 
 def parse_indices(text: str, count: int) -> list[int]:
     """The filter's reply: passage indices (0-based as listed) in a JSON list or object, or
     plain numbers; an index out of range is an error the model is shown."""
-    body = re.sub(r"^```(?:json)?|```$", "", text.strip(), flags=re.MULTILINE).strip()
+    body = clean_reply(text)
     try:
         value: Any = json.loads(body)
     except json.JSONDecodeError:
@@ -144,7 +156,7 @@ def parse_indices(text: str, count: int) -> list[int]:
     return sorted(set(out))
 
 
-def llm_filter(client: ChatClient, question: str, triples: Sequence[Triple]) -> list[Triple]:
+def llm_filter(client: ChatClient, question: str, triples: Sequence[Fact]) -> list[Fact]:
     """The extracted facts the model judges relevant (equation 7)."""
     if not triples:
         return []
@@ -155,14 +167,14 @@ def llm_filter(client: ChatClient, question: str, triples: Sequence[Triple]) -> 
     return [triples[i] for i in keep]
 
 
-def generate_context(client: ChatClient | None, triples: Sequence[Triple]) -> str:
+def generate_context(client: ChatClient | None, triples: Sequence[Fact]) -> str:
     """KG-CQR(q): the model's summary of the completed subgraph (equation 8), or without a
     model the subgraph verbalised, one TTR per sentence."""
     if not triples:
         return ""
     if client is None:
         return ". ".join(t.text for t in triples) + "."
-    listed = "\n".join(f"({t.head}; {t.type}; {t.tail}): {t.text}" for t in triples)
+    listed = "\n".join(f"({t.head}; {t.relation}; {t.tail}): {t.text}" for t in triples)
     return client.complete([{"role": "user",
                              "content": CONTEXT_PROMPT.format(triplets=listed)}]).strip()
 
@@ -176,69 +188,54 @@ def fuse(vq: Sequence[float], vc: Sequence[float] | None, alpha: float) -> list[
 
 
 def retrieve_cqr(store: GraphStore, embedder: Embedder, question: str,
-                 vector: Sequence[float], settings: CqrSettings,
-                 client: ChatClient | None = None, types: Sequence[str] | None = None
-                 ) -> CqrResult:
-    """Extraction, completion, context, fused chunk retrieval (see the module docstring).
-    ``types``: the indexed relation types, when the caller knows them already."""
+                 vector: Sequence[float], options: TripleContextOptions,
+                 client: ChatClient | None = None, types: Sequence[str] | None = None, *,
+                 evidence: Evidence) -> CqrResult:
+    """Extraction, completion, context, fused chunk retrieval (see the module docstring), into
+    ``evidence`` (facts, passages, documents, timings). ``types``: the indexed relation
+    types, when the caller knows them already."""
     from kgdb.retrieve.beam import complete_subgraph
 
-    settings.check()
-    timings: dict[str, float] = {}
-    t = time.perf_counter()
-    rel_types = indexed_types(store) if types is None else list(types)
-    if not rel_types:
-        raise CqrError(f"no fact in {store.address} has a triple text representation: run "
-                       "kgdb index triples first")
-    result = CqrResult(extracted=nearest_facts(store, vector, settings.extract_k, rel_types))
-    timings["extract"] = _lap(t)
-    t = time.perf_counter()
-    result.kept = (llm_filter(client, question, result.extracted) if client is not None
-                   else list(result.extracted))
-    timings["filter"] = _lap(t)
-    t = time.perf_counter()
-    completed = complete_subgraph(store, vector, [x.key for x in result.kept],
-                                  width=settings.width, max_length=settings.max_length,
-                                  top_k=settings.complete_k, direction=settings.direction)
-    for a in completed.added:
-        names = dict(zip(a.path.entities, a.path.names, strict=True))
-        head, tail = names.get(a.head, a.head), names.get(a.tail, a.tail)
-        result.added.append(Triple(a.head, a.type, a.tail, head, tail,
-                                   a.ttr or verbalise(head, a.type, tail), a.cosine))
-    subgraph = unique([*result.kept, *result.added])
-    timings["complete"] = _lap(t)
-    t = time.perf_counter()
-    result.context = generate_context(client, subgraph)
-    timings["context"] = _lap(t)
-    t = time.perf_counter()
-    vc = embedder.embed([result.context])[0] if result.context else None
-    result.fused = fuse(vector, vc, settings.alpha)
-    timings["embed_context"] = _lap(t)
-    t = time.perf_counter()
-    rows = store.run(cy.nearest_chunk_documents(store.dialect, result.fused,
-                                                settings.chunks)).records()
-    ids = [str(r["chunk"]) for r in rows]
-    texts = {str(r["id"]): r for r in store.run(cy.chunks_by_id(ids)).records()} if ids else {}
-    result.evidence = Evidence(
-        triples=subgraph,
-        passages=[Passage(str(r["chunk"]), str(r["document"]),
-                          str(texts[str(r["chunk"])]["text"]), float(r["distance"]))
-                  for r in rows if str(r["chunk"]) in texts],
-        timings={**timings, "chunks": _lap(t)})
+    timings = evidence.timings_ms
+    with timings.phase("extract"):
+        rel_types = indexed_types(store) if types is None else list(types)
+        if not rel_types:
+            raise CqrError(f"no fact in {store.address} has a triple text representation: run "
+                           "kgdb index triples first")
+        result = CqrResult(extracted=nearest_facts(store, vector, options.nearest_facts,
+                                                   rel_types))
+    with timings.phase("filter"):
+        result.kept = (llm_filter(client, question, result.extracted) if client is not None
+                       else list(result.extracted))
+    with timings.phase("complete"):
+        completed = complete_subgraph(store, vector, [x.key for x in result.kept],
+                                      width=options.beam_width, max_length=options.max_path,
+                                      top_k=options.added_facts, direction=options.direction)
+        for a in completed.added:
+            names = dict(zip(a.path.entities, a.path.names, strict=True))
+            head, tail = names.get(a.head, a.head), names.get(a.tail, a.tail)
+            result.added.append(Fact(head, a.type, tail, a.head, a.tail,
+                                     a.ttr or verbalise(head, a.type, tail), a.cosine))
+        subgraph = unique_facts([*result.kept, *result.added])
+    with timings.phase("context"):
+        result.context = generate_context(client, subgraph)
+    with timings.phase("embed_context"):
+        vc = embedder.embed([result.context])[0] if result.context else None
+        fused = fuse(vector, vc, options.alpha)
+    with timings.phase("chunks"):
+        evidence.passages = nearest_passages(store, fused, options.passages)
+    evidence.facts = subgraph
+    evidence.documents = documents_of(evidence.passages)
     return result
 
 
 def nearest_facts(store: GraphStore, vector: Sequence[float], k: int,
-                  types: Sequence[str] | None = None) -> list[Triple]:
+                  types: Sequence[str] | None = None) -> list[Fact]:
     """Equation 6: the ``k`` facts whose TTR is most similar to ``vector`` over every indexed
     type (or ``types``), by exact cosine (the score), ties by head id, type, tail id."""
     rel_types = indexed_types(store) if types is None else list(types)
     if not rel_types or k < 1:
         return []
     rows = store.run(cy_triples.nearest_facts(store.dialect, rel_types, vector, k)).records()
-    found = {t.key: t for t in reversed([Triple.from_row(r, "cosine") for r in rows])}
-    return sorted(found.values(), key=lambda t: (-t.score, t.key))[:k]
-
-
-def _lap(start: float) -> float:
-    return (time.perf_counter() - start) * 1000
+    found = {t.key: t for t in reversed([Fact.from_row(r, "cosine") for r in rows])}
+    return sorted(found.values(), key=lambda t: (-(t.score or 0.0), t.key))[:k]

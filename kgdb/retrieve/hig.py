@@ -1,107 +1,135 @@
-"""KG-Retriever's retrieval on its Hierarchical Index Graph (paper §3.2.2; ``kgdb ask --solver
-hig``).
+"""KG-Retriever's retrieval on its Hierarchical Index Graph (paper section 3.2.2), the
+``document-graph`` solver.
 
-1. **Document level.** The top-N documents by cosine to the question (the seeds, over
-   ``Document.embedding``, which ``kgdb index knn`` writes) and the documents the document
-   layer's ``SIMILAR`` edges reach from them: their neighbours (``onehop``, ``attentive``) or
-   neighbours and neighbours' neighbours (``multihop``). Each candidate document has a weight
-   w: 1 for a seed; for a neighbour 1 (``onehop``), the edge's similarity (``attentive``) or
-   the product of the similarities along the hops (``multihop``); a document reached several
-   ways keeps its largest w.
-2. **KG level.** The entities the candidate documents' chunks support (the mutual index)
-   whose ``w * cos(entity, question) > lambda``; their facts (any relation but the knowledge
-   layer's structural ones), at most T, best entity score first (ties by head id, relation,
-   tail id), each with the chunks it came from.
+1. **Document level** (:func:`collaboration`). The top-N documents by cosine to the question
+   (the seeds, over ``Document.embedding``, which ``kgdb index knn`` writes) and the documents
+   the document layer's ``SIMILAR`` edges reach from them: their neighbours (``onehop``,
+   ``attentive``) or neighbours and neighbours' neighbours (``multihop``). Each neighbour has a
+   weight w: 1 (``onehop``), the edge's similarity (``attentive``) or the product of the
+   similarities along the hops (``multihop``); a document reached several ways keeps its
+   largest w. Seeds rank first by cosine, then neighbours by ``w * cos(document, question)``;
+   ``attentive`` and ``multihop`` admit only neighbours with ``w * cos > lambda`` (the paper's
+   threshold, which it applies to entities; kgdb applies it to documents too).
+2. **KG level** (``facts`` > 0). The entities the candidate documents' chunks support
+   (the mutual index) whose ``w * cos(entity, question) > lambda`` (a seed's w is 1); their
+   facts (any relation but the knowledge layer's structural ones), at most T, best entity
+   score first (ties by head id, relation, tail id), each with the chunks it came from.
+   The documents of the facts' chunks rank first, in the facts' order, then the candidates.
 
 Defaults are the paper's MuSiQue setting: N = 3, T = 30, lambda = 0.1 (K = 3 is the layer's).
-One statement per level; the answer step gives the LLM the facts and the question.
+One statement per level; the answer step gives the LLM the facts, their chunks and the
+question. ``facts = 0`` is the document level alone.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import Field
 
 from kgdb.cypher import documents as cy
-from kgdb.engine import GraphStore
-from kgdb.errors import KgdbError, did_you_mean
-from kgdb.retrieve.context import Evidence, Passage, Triple
+from kgdb.embed.base import Embedder
+from kgdb.engine.base import GraphStore
+from kgdb.llm import ChatClient
+from kgdb.retrieve.evidence import Evidence, Fact, RankedDocument
+from kgdb.retrieve.passages import passages_by_id
+from kgdb.retrieve.solver import PassageOptions, Solver, SolverOptions
 
 STRATEGIES = ("onehop", "attentive", "multihop")
-HIG_N = 3
-HIG_T = 30
-HIG_LAMBDA = 0.1
 
 
-class HigError(KgdbError):
-    """KG-Retriever's retrieval cannot run (bad settings, no document layer)."""
+class DocumentGraphOptions(PassageOptions, SolverOptions):
+    solver: Literal["document-graph"] = "document-graph"
+    strategy: Literal["onehop", "attentive", "multihop"] = Field("onehop", description=(
+        "document-graph: how the document layer widens the seed documents"))
+    seeds: int = Field(3, ge=1, le=1000, description=(
+        "document-graph: seed documents nearest the question (KG-Retriever's N)"))
+    facts: int = Field(30, ge=0, le=10000, description=(
+        "document-graph: facts at most from the KG level (T); 0: the document level alone"))
+    threshold: float = Field(0.1, ge=-1.0, le=1.0, description=(
+        "document-graph: admission threshold on w * cos for neighbours and entities (lambda)"))
 
 
 @dataclass(frozen=True)
-class HigSettings:
-    strategy: str = "onehop"
-    n: int = HIG_N
-    t: int = HIG_T
-    threshold: float = HIG_LAMBDA
-    passages: int = 5
-    """At most this many chunks the facts came from go with them (0: none)."""
+class Candidate:
+    """A candidate document: its weight w (1 for a seed) and its score (a seed's cosine to the
+    question, a neighbour's w * cosine)."""
 
-    def check(self) -> HigSettings:
-        if self.strategy not in STRATEGIES:
-            raise HigError(f"unknown KG-Retriever strategy {self.strategy!r}"
-                           f"{did_you_mean(self.strategy, STRATEGIES)}; choose from "
-                           f"{', '.join(STRATEGIES)}")
-        if self.n < 1 or self.t < 1 or self.passages < 0:
-            raise HigError(f"N and T must be at least 1 and passages at least 0 (N = {self.n}, "
-                           f"T = {self.t}, passages = {self.passages})")
-        return self
+    id: str
+    weight: float
+    score: float
+    seed: bool
 
 
-def candidate_documents(store: GraphStore, vector: Sequence[float], settings: HigSettings
-                        ) -> list[tuple[str, float]]:
-    """(document id, weight w), seeds first (most similar first), then the others by w."""
-    hops = 2 if settings.strategy == "multihop" else 1
-    rows = store.run(cy.collaborating_documents(store.dialect, vector, settings.n, hops)
+def collaboration(store: GraphStore, vector: Sequence[float], options: DocumentGraphOptions
+                  ) -> list[Candidate]:
+    """The candidate documents, seeds first by cosine, then neighbours by ``w * cos`` (see the
+    module docstring)."""
+    hops = 2 if options.strategy == "multihop" else 1
+    rows = store.run(cy.collaborating_documents(store.dialect, vector, options.seeds, hops)
                      ).records()
     seeds: dict[str, float] = {}
-    weights: dict[str, float] = {}
+    others: dict[str, tuple[float, float]] = {}
 
-    def admit(doc: object, w: float) -> None:
-        if doc is not None:
-            weights[str(doc)] = max(weights.get(str(doc), 0.0), w)
+    def admit(doc: object, weight: float, sim: object) -> None:
+        if doc is None or sim is None:
+            return
+        score = weight * float(sim)  # type: ignore[arg-type]
+        if options.strategy != "onehop" and score <= options.threshold:
+            return
+        if score > others.get(str(doc), (0.0, -2.0))[1]:
+            others[str(doc)] = (weight, score)
 
     for r in rows:
         seeds[str(r["seed"])] = float(r["seed_sim"])
-        w1 = 1.0 if settings.strategy == "onehop" else float(r["w1"] or 0.0)
-        admit(r["m1"], w1)
-        if hops == 2:
-            admit(r["m2"], w1 * float(r["w2"] or 0.0))
-    ordered = [(d, 1.0) for d in sorted(seeds, key=lambda d: (-seeds[d], d))]
-    ordered += sorted(((d, w) for d, w in weights.items() if d not in seeds),
-                      key=lambda dw: (-dw[1], dw[0]))
-    return ordered
+        w1 = 1.0 if options.strategy == "onehop" else float(r["w1"] or 0.0)
+        admit(r["m1"], w1, r["sim1"])
+        if hops == 2 and r["m2"] is not None:
+            admit(r["m2"], w1 * float(r["w2"] or 0.0), r["sim2"])
+    ranked = [Candidate(d, 1.0, seeds[d], True) for d in sorted(seeds, key=lambda d: (-seeds[d], d))]
+    ranked += [Candidate(d, *others[d], False)
+               for d in sorted((d for d in others if d not in seeds),
+                               key=lambda d: (-others[d][1], d))]
+    return ranked
 
 
-def retrieve_hig(store: GraphStore, vector: Sequence[float], settings: HigSettings
-                 ) -> tuple[list[tuple[str, float]], Evidence]:
-    """The candidate documents with their weights, and the evidence: at most T facts and the
-    chunks they came from."""
-    settings.check()
-    t0 = time.perf_counter()
-    documents = candidate_documents(store, vector, settings)
-    t1 = time.perf_counter()
-    rows = store.run(cy.entity_level_triples(store.dialect, documents, vector,
-                                             settings.threshold, settings.t)).records()
-    triples = [Triple.from_row(r) for r in rows]
-    t2 = time.perf_counter()
-    evidence = Evidence(triples=triples, timings={"documents": (t1 - t0) * 1000,
-                                                  "triples": (t2 - t1) * 1000})
-    if settings.passages:
-        ids = list(dict.fromkeys(c for t in triples for c in t.chunks))[:settings.passages]
-        if ids:
-            found = {str(r["id"]): r for r in store.run(cy.chunks_by_id(ids)).records()}
-            evidence.passages = [Passage(i, str(found[i]["document"]), str(found[i]["text"]))
-                                 for i in ids if i in found]
-        evidence.timings["chunks"] = (time.perf_counter() - t2) * 1000
-    return documents, evidence
+class DocumentGraphSolver(Solver[DocumentGraphOptions]):
+    """KG-Retriever (Chen et al., "KG-Retriever: Efficient Knowledge Indexing for
+    Retrieval-Augmented Large Language Models"): documents through the document layer, then
+    their entities' facts."""
+
+    name = "document-graph"
+    aliases = ("hig", "kg-retriever")
+    summary = ("KG-Retriever: seed documents, their document-layer neighbours, then their "
+               "entities' facts")
+    options = DocumentGraphOptions
+
+    def retrieve(self, store: GraphStore, embedder: Embedder, question: str,
+                 options: DocumentGraphOptions, llm: ChatClient | None = None) -> Evidence:
+        from kgdb.retrieve.chunks import embed_question
+
+        evidence = Evidence(question, self.name, statements=[])
+        view = store.view(observer=evidence.statements.append)
+        vector = embed_question(embedder, question, evidence)
+        with evidence.timings_ms.phase("documents"):
+            candidates = collaboration(view, vector, options)
+        if options.facts:
+            with evidence.timings_ms.phase("facts"):
+                rows = view.run(cy.entity_level_triples(
+                    view.dialect, [(c.id, c.weight) for c in candidates], vector,
+                    options.threshold, options.facts)).records()
+                evidence.facts = [Fact.from_row(r) for r in rows]
+        from_facts = [c.split("#", 1)[0] for f in evidence.facts for c in f.chunks]
+        scores = {c.id: c.score for c in candidates}
+        evidence.documents = [RankedDocument(d, scores.get(d)) for d in dict.fromkeys(
+            [*from_facts, *(c.id for c in candidates)])]
+        evidence.detail["candidates"] = [
+            {"id": c.id, "weight": round(c.weight, 6), "score": round(c.score, 6),
+             "seed": c.seed} for c in candidates]
+        if options.passages:
+            with evidence.timings_ms.phase("chunks"):
+                ids = list(dict.fromkeys(c for f in evidence.facts for c in f.chunks))
+                evidence.passages = passages_by_id(view, ids[:options.passages])
+        return evidence

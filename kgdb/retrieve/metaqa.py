@@ -23,6 +23,7 @@ from kgdb.embed import Embedder
 from kgdb.engine import GraphStore
 from kgdb.errors import KgdbError, LoadError
 from kgdb.ir import Pattern
+from kgdb.measure import summary
 from kgdb.retrieve.simgrag import Retrieval, search
 
 RELATION_PHRASES = {
@@ -134,6 +135,8 @@ class Outcome:
     gsds: list[float]
     timings_ms: dict[str, float]
     topic_candidates: list[tuple[str, float]] = field(default_factory=list)
+    paths: dict[str, str] = field(default_factory=dict)
+    """What ran each phase (:attr:`kgdb.retrieve.simgrag.Retrieval.paths`)."""
 
 
 def evaluate_question(store: GraphStore, embedder: Embedder, question: Question, *,
@@ -146,21 +149,8 @@ def evaluate_question(store: GraphStore, embedder: Embedder, question: Question,
     topic = [(c.id, round(c.distance, 4)) for c in
              result.candidates.get(f"node:{question.topic}", [])][:5]
     return Outcome(question, any(hits), bool(hits and hits[0]), names,
-                   [s.gsd for s in result.subgraphs], dict(result.timings_ms), topic), result
-
-
-def percentiles(values: list[float]) -> dict[str, float]:
-    if not values:
-        return {}
-    ordered = sorted(values)
-
-    def pct(p: float) -> float:
-        # nearest-rank percentile
-        index = max(0, min(len(ordered) - 1, round(p / 100 * len(ordered) + 0.5) - 1))
-        return round(ordered[index], 3)
-
-    return {"p50": pct(50), "p90": pct(90), "p99": pct(99), "mean": round(
-        statistics.fmean(ordered), 3), "max": round(ordered[-1], 3)}
+                   [s.gsd for s in result.subgraphs], dict(result.timings_ms), topic,
+                   dict(result.paths)), result
 
 
 def evaluate(store: GraphStore, embedder: Embedder, questions: Iterable[Question], *,
@@ -178,9 +168,9 @@ def evaluate(store: GraphStore, embedder: Embedder, questions: Iterable[Question
                               "seconds": round(time.perf_counter() - started, 2), "hops": {}}
     for hop, outcomes in sorted(by_hop.items()):
         n = len(outcomes)
-        phases = {phase: percentiles([o.timings_ms.get(phase, 0.0) for o in outcomes])
+        phases = {phase: summary([o.timings_ms.get(phase, 0.0) for o in outcomes])
                   for phase in ("embed", "vector", "match")}
-        phases["retrieval_excluding_embed"] = percentiles(
+        phases["retrieval_excluding_embed"] = summary(
             [o.timings_ms.get("vector", 0.0) + o.timings_ms.get("match", 0.0)
              for o in outcomes])
         report["hops"][f"{hop}-hop"] = {
@@ -188,6 +178,8 @@ def evaluate(store: GraphStore, embedder: Embedder, questions: Iterable[Question
             f"hits@{k}": round(sum(o.hit_at_k for o in outcomes) / n, 4),
             "hits@1": round(sum(o.hit_at_1 for o in outcomes) / n, 4),
             "latency_ms": phases,
+            "paths": sorted({f"vector {o.paths.get('vector')}, match {o.paths.get('match')}"
+                             for o in outcomes}),
             "misses": [{"line": o.question.line, "question": o.question.text,
                         "type": o.question.qtype, "gold": sorted(o.question.answers)[:5],
                         "retrieved": o.answers, "gsd": [round(g, 4) for g in o.gsds],
@@ -233,7 +225,7 @@ def evaluate_beam(store: GraphStore, embedder: Embedder, questions: Iterable[Que
             "questions": n,
             **{f"hits@{k}": round(sum(any(h[:k]) for _, h, _, _ in rows) / n, 4) for k in ks},
             "answers_per_question": round(statistics.fmean(len(h) for _, h, _, _ in rows), 2),
-            "latency_ms": percentiles([ms for _, _, ms, _ in rows]),
+            "latency_ms": summary([ms for _, _, ms, _ in rows]),
             "misses": [{"line": q.line, "question": q.text, "gold": sorted(q.answers)[:5],
                         "retrieved": names} for q, h, _, names in rows if not any(h[:ks[-1]])
                        ][:20],

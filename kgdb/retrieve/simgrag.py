@@ -24,7 +24,14 @@ component of the pattern, by Graph Semantic Distance (equation 3), with one of t
     without any known node has no candidates to start from (the paper's start set would
     be every entity, one expansion each); it runs on the ``cypher`` engine.
 
-Both return the same top-k GSDs; ties are broken the same way (matched node ids in node order,
+``native``
+    Algorithm 1 inside the database, one call per component
+    (:func:`kgdb.cypher.simgrag.match_native`: ``kgdb.simgrag.match`` of kgdb's Neo4j plugin).
+    The ``cypher`` engine uses it by itself wherever the store has it (a Neo4j with the
+    plugin; components with a known node and no property constraints); asking for ``native``
+    on a store without it is an error. :attr:`Retrieval.paths` says what ran.
+
+All return the same top-k GSDs; ties are broken the same way (matched node ids in node order,
 then each edge's type and start node id), and GSDs are summed in the same canonical order
 from the same candidate distances, so both engines return bit-identical values.
 """
@@ -38,8 +45,9 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
+from kgdb import vocabulary
 from kgdb.cypher import simgrag as cy
 from kgdb.dsl.pattern import pattern_triples
 from kgdb.embed import Embedder
@@ -49,11 +57,17 @@ from kgdb.ir import Candidate, LinkedPattern, Pattern
 from kgdb.link import Linker, LinkError, LinkSettings
 from kgdb.statement import Statement, shown_params
 
-Engine = Literal["cypher", "optimized"]
-ENGINES: tuple[str, ...] = ("cypher", "optimized")
-DISTINCT: tuple[str, ...] = ("all", "known")
+EngineName = Literal["cypher", "optimized", "native"]
+"""``cypher``: one generated statement per component (on a Neo4j with kgdb's plugin: one
+``kgdb.simgrag.match`` call); ``optimized``: the paper's pruned greedy search, one Cypher step
+per expansion; ``native``: the plugin's procedure, required."""
+Engine = EngineName
+Distinctness = Literal["all", "known"]
+"""``all``: isomorphic subgraphs (the paper); ``known``: see :data:`kgdb.cypher.simgrag.Distinct`."""
+ENGINES: tuple[str, ...] = get_args(EngineName)
+DISTINCT: tuple[str, ...] = get_args(Distinctness)
 
-ENTITY_LABEL = "Entity"
+ENTITY_LABEL = vocabulary.ENTITY
 PRUNE_SLACKS = (0.0, 0.25, 0.75, 1.75, 3.75)
 """How far above the lower bound the pruned Cypher engine looks, in turn, before giving up
 pruning (GSD units: MiniLM L2 distances lie in [0, 2]); a slack below the next achievable
@@ -113,10 +127,15 @@ class Retrieval:
     expansions: int = 0
     """Statements the matching ran (optimized engine: expansion steps)."""
     linked: LinkedPattern | None = None
+    paths: dict[str, str] = field(default_factory=dict)
+    """What ran each phase: ``vector`` (``kgdb.nearestNodes`` or ``cypher``), ``match``
+    (``kgdb.simgrag.match``, ``cypher`` or ``optimized``; joined with ``+`` when components
+    took different paths)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "engine": self.engine,
+            "paths": self.paths,
             "subgraphs": [s.to_json() for s in self.subgraphs],
             "timings_ms": self.timings_ms,
             "statements": [{"cypher": s.text, "params": shown_params(s.params)}
@@ -428,6 +447,19 @@ def _optimized_engine(store: GraphStore, linked: LinkedPattern, component: int,
     return results, runs
 
 
+def _native_engine(store: GraphStore, linked: LinkedPattern, component: int,
+                   settings: RetrievalSettings,
+                   statements: list[Statement]) -> list[Subgraph] | None:
+    """The component matched by the database's native procedure, or None where it has none
+    (or the component does not suit it: see :func:`kgdb.cypher.simgrag.match_native`)."""
+    statement = cy.match_native(store.dialect, linked, cy.plan_match(linked), k=settings.k,
+                                label=settings.label)
+    if statement is None:
+        return None
+    statements.append(statement)
+    return _rows_to_subgraphs(store.run(statement).records(), component, linked)
+
+
 # ---------------------------------------------------------------------- entry points
 def search(store: GraphStore, embedder: Embedder, pattern: Pattern, *, k: int = 3,
            k_nodes: int = 16, k_relations: int = 16, k_types: int = 16,
@@ -462,21 +494,36 @@ def search(store: GraphStore, embedder: Embedder, pattern: Pattern, *, k: int = 
     t0 = time.perf_counter()
     subgraphs: list[Subgraph] = []
     expansions = 0
+    if settings.engine == "native" and store.dialect.SIMGRAG_MATCH is None:
+        raise RetrievalError(f"the native engine needs kgdb's plugin on a Neo4j server; "
+                             f"{store.address} has none (kgdb neo4j plugin prints the jar)")
+    match_paths: list[str] = []
     for c, component in enumerate(linked.components()):
         if not component.edges or component.unmatchable:
             continue  # a lone node has no triples to show; its candidates are reported
-        if settings.engine == "optimized" and any(n.candidates is not None
-                                                  for n in component.nodes):
+        native = None
+        if settings.engine in ("cypher", "native"):
+            native = _native_engine(store, component, c, settings, statements)
+        if native is not None:
+            subgraphs += native
+            expansions += 1
+            match_paths.append(str(store.dialect.SIMGRAG_MATCH))
+        elif settings.engine == "optimized" and any(n.candidates is not None
+                                                    for n in component.nodes):
             found_subgraphs, runs = _optimized_engine(store, component, c, settings,
                                                       statements)
             subgraphs += found_subgraphs
             expansions += runs
+            match_paths.append("optimized")
         else:
             subgraphs += _cypher_engine(store, component, c, settings, statements)
             expansions += 1
+            match_paths.append("cypher")
     timings["match"] = (time.perf_counter() - t0) * 1000
+    paths = {"vector": "kgdb.nearestNodes" if store.dialect.NATIVE else "cypher",
+             "match": "+".join(dict.fromkeys(match_paths)) or "none"}
     return Retrieval(pattern, subgraphs, statements, timings, settings.engine,
-                     dict(report.candidates), expansions, linked)
+                     dict(report.candidates), expansions, linked, paths)
 
 
 def describe(result: Retrieval, *, cypher: bool = True, max_params: int = 2000) -> list[str]:
@@ -494,7 +541,8 @@ def describe(result: Retrieval, *, cypher: bool = True, max_params: int = 2000) 
     t = result.timings_ms
     lines.append(f"time: embed {t.get('embed', 0):.1f} ms, vector search "
                  f"{t.get('vector', 0):.1f} ms, subgraph matching {t.get('match', 0):.1f} ms "
-                 f"({result.engine} engine)")
+                 f"({result.engine} engine; matched by {result.paths.get('match', '?')}, "
+                 f"vector search by {result.paths.get('vector', '?')})")
     return lines
 
 

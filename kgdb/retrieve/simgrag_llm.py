@@ -16,18 +16,21 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from kgdb.dsl.pattern import parse_unknown, pattern_from_triples
 from kgdb.errors import ConfigError, KgdbError
 from kgdb.ir import Pattern, PatternError
 from kgdb.llm import ChatClient, OutputParseError
-from kgdb.retrieve.simgrag import Subgraph
+from kgdb.llm.replies import fenced_bodies, strip_reasoning
+from kgdb.text import text_problem
 
-DATASETS = ("metaqa", "factkg")
+Dataset = Literal["metaqa", "factkg"]
+DATASETS: tuple[str, ...] = get_args(Dataset)
 MAX_TRIPLES = 12
 MAX_TEXT = 300
 
@@ -157,12 +160,11 @@ def format_evidences(graphs: list[list[tuple[str, str, str]]]) -> str:
     return "{\n" + ",\n".join(blocks) + "\n}"
 
 
-def verbalise(subgraphs: list[Subgraph]) -> str:
-    """Evidence text for the generation prompt, numbered from graph [1]."""
-    return format_evidences([s.verbal_triples() for s in subgraphs])
+VerbalGraph = Sequence[tuple[str, str, str]]
+"""A subgraph's facts with names, as the paper verbalises evidence (section 4.4)."""
 
 
-def answer_prompt(question: str, subgraphs: list[Subgraph], examples: Examples, *,
+def answer_prompt(question: str, subgraphs: Sequence[VerbalGraph], examples: Examples, *,
                   verify: bool = False) -> str:
     shots = examples.verify if verify else examples.answer
     parts = [VERIFY_INSTRUCTIONS if verify else ANSWER_INSTRUCTIONS, "", "Examples)"]
@@ -172,12 +174,11 @@ def answer_prompt(question: str, subgraphs: list[Subgraph], examples: Examples, 
         parts.append("   evidences: " + format_evidences(graphs))
         parts.append(f"   answer: {ex['answer']}")
     parts += ["", TASK, f"query: {json.dumps(question, ensure_ascii=False)}",
-              "evidences: " + verbalise(subgraphs)]
+              "evidences: " + format_evidences([list(g) for g in subgraphs])]
     return "\n".join(parts)
 
 
 # ---------------------------------------------------------------------- parsing
-_FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)```", re.S)
 _TRIPLES_KEY = re.compile(r"""["']?triples["']?\s*:""", re.I)
 
 
@@ -233,7 +234,7 @@ def parse_pattern_reply(text: str) -> tuple[list[str], list[tuple[str, str, str]
     """``(divided, triples)`` from a model's reply; :class:`OutputParseError` says what is wrong."""
     if len(text) > 20000:
         raise OutputParseError("the reply is too long; return only the object")
-    bodies = [m.group(1) for m in _FENCE.finditer(text)] + [text]
+    bodies = [*fenced_bodies(text), strip_reasoning(text)]
     errors: list[str] = []
     for body in bodies:
         start = body.find("{")
@@ -281,6 +282,9 @@ def _check_triples(value: Any) -> list[tuple[str, str, str]]:
             raise OutputParseError(f"triple {i} has an empty text")
         if any(len(p) > MAX_TEXT for p in parts):
             raise OutputParseError(f"triple {i} has a text longer than {MAX_TEXT} characters")
+        problem = next((p for p in map(text_problem, parts) if p), None)
+        if problem:  # an escape such as \ud800 in the JSON decodes to text no engine takes
+            raise OutputParseError(f"triple {i} has a text that {problem}")
         if parse_unknown(parts[0]) is None and parse_unknown(parts[2]) is None and \
                 parts[0] == parts[2]:
             raise OutputParseError(f"triple {i} links {parts[0]!r} to itself")
@@ -302,7 +306,7 @@ _VERDICT = re.compile(r"\b(true|false|supported|refuted)\b", re.I)
 
 def parse_verdict(text: str) -> bool:
     """The last True/False (or Supported/Refuted) the model said."""
-    found = _VERDICT.findall(text)
+    found = _VERDICT.findall(strip_reasoning(text))
     if not found:
         raise OutputParseError("the answer must end by saying that the answer is 'True' or "
                                "'False'")
@@ -326,7 +330,7 @@ class Answer:
     verdict: bool | None = None
 
 
-def generate_answer(client: ChatClient, question: str, subgraphs: list[Subgraph],
+def generate_answer(client: ChatClient, question: str, subgraphs: Sequence[VerbalGraph],
                     examples: Examples, *, verify: bool = False, attempts: int = 3) -> Answer:
     """The paper's verbalised-subgraph generation; with ``verify`` a True/False verdict."""
     messages = [{"role": "user", "content": answer_prompt(question, subgraphs, examples,

@@ -18,18 +18,19 @@ from kgdb.engine.base import GraphStore
 from kgdb.errors import EmbeddingDimensionError, SchemaError, StatementError
 from kgdb.schema.model import Schema, TypeDef
 from kgdb.statement import Operation
+from kgdb.vocabulary import CHUNK, CONCEPT, DOCUMENT, ENTITY, ENTITY_TYPE, EVENT, RELATION_TYPE
 
 EMBEDDING_KEY = "embedding"
 
-UNIQUE_KEYS = [("Entity", "id"), ("Event", "id"), ("Concept", "id"), ("Chunk", "id"),
-               ("Document", "id"), ("EntityType", "name"), ("RelationType", "name"),
+UNIQUE_KEYS = [(ENTITY, "id"), (EVENT, "id"), (CONCEPT, "id"), (CHUNK, "id"),
+               (DOCUMENT, "id"), (ENTITY_TYPE, "name"), (RELATION_TYPE, "name"),
                ("KgdbMeta", "key")]
 """The identity of every kind of node kgdb writes."""
 
-FULLTEXT = [("Entity", ("name", "description", "summary")), ("Event", ("name", "description")),
-            ("Concept", ("name", "description")), ("Chunk", ("text",))]
+FULLTEXT = [(ENTITY, ("name", "description", "summary")), (EVENT, ("name", "description")),
+            (CONCEPT, ("name", "description")), (CHUNK, ("text",))]
 
-VECTOR_LABELS = ["Entity", "Event", "Concept", "Chunk", "RelationType", "EntityType"]
+VECTOR_LABELS = [ENTITY, EVENT, CONCEPT, CHUNK, RELATION_TYPE, ENTITY_TYPE]
 """Labels whose ``embedding`` property has a vector index (L2)."""
 
 
@@ -72,8 +73,8 @@ def desired_indexes(schema: Schema, dimension: int, *, unique_needs_range: bool)
         if unique_needs_range:
             specs.append(IndexSpec("range", label, (prop,)))
         specs.append(IndexSpec("unique", label, (prop,)))
-    specs += [IndexSpec("range", label, ("name",)) for label in ("Entity", "Concept")]
-    specs.append(IndexSpec("range", "Chunk", ("document",)))  # a document's chunks
+    specs += [IndexSpec("range", label, ("name",)) for label in (ENTITY, CONCEPT)]
+    specs.append(IndexSpec("range", CHUNK, ("document",)))  # a document's chunks
     specs += [IndexSpec("fulltext", label, props) for label, props in FULLTEXT]
     specs += [IndexSpec("vector", label, ("embedding",), dimension) for label in VECTOR_LABELS]
     for t in schema.types:
@@ -193,7 +194,7 @@ def _apply_catalog(store: GraphStore, schema: Schema, embedder: Embedder,
             for t, v in zip(types, vectors, strict=True)]))
         links = [(t.name, t.parent) for t in types if t.parent]
         if links:
-            store.run(catalog.merge_hierarchy(d, "EntityType", "name", "isA", links))
+            store.run(catalog.merge_hierarchy(d, ENTITY_TYPE, "name", "isA", links))
         report.entity_types = len(types)
     relations = {r.name: (t, r) for t, r in schema.relations()}
     if relations:
@@ -222,7 +223,7 @@ def _apply_concepts(store: GraphStore, t: TypeDef, embedder: Embedder) -> int:
         (concept_id(t.name, name), name, v) for (name, _), v in zip(pairs, vectors, strict=True)]))
     links = [(concept_id(t.name, n), concept_id(t.name, p)) for n, p in pairs if p]
     if links:
-        store.run(catalog.merge_hierarchy(store.dialect, "Concept", "id", t.hypernym_predicate,
+        store.run(catalog.merge_hierarchy(store.dialect, CONCEPT, "id", t.hypernym_predicate,
                                           links))
     return len(pairs)
 

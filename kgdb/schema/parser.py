@@ -45,6 +45,7 @@ from kgdb.schema.model import (
     TypeDef,
 )
 from kgdb.text import normalise_newlines, read_text_file, text_problem
+from kgdb.vocabulary import CHUNK, CONCEPT, ENTITY, EVENT
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_.]*"
 _DECL = re.compile(rf"^(?P<name>{_NAME})\s*(?:\((?P<alias>[^()]*)\))?\s*:\s*(?P<value>.*)$")
@@ -257,7 +258,7 @@ class _Parser:
 
         for t in schema.types:
             resolved[t.name] = kind_of(t)
-        known_targets = set(names) | {"Chunk", "Concept", "Entity", "Event"}
+        known_targets = set(names) | {CHUNK, CONCEPT, ENTITY, EVENT}
         for t in schema.types:
             for p in t.properties:
                 if p.name in BUILTIN_PROPERTIES:

@@ -14,21 +14,26 @@ from __future__ import annotations
 import csv
 import io
 import logging
-from collections.abc import Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from importlib.metadata import version
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, Header, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from starlette.exceptions import HTTPException
 
 from kgdb import errors
 from kgdb.engine.base import GraphStore
-from kgdb.retrieve.ask import Answer, AskOptions
-from kgdb.serve.operations import MAX_TEXT, Operations, ServeConfig, ServiceError
+from kgdb.retrieve.evidence import Evidence
+from kgdb.retrieve.registry import AnyOptions, parse_options
+from kgdb.retrieve.solver import Answer
+from kgdb.serve.errors import ServiceError, new_request_id, report, scrub
+from kgdb.serve.operations import MAX_TEXT, Operations, ServeConfig, cap_lists
 from kgdb.serve.tenants import Tenants
 from kgdb.serve.tokens import Token, TokenFile
 
@@ -37,35 +42,44 @@ __all__ = ["ServeConfig", "ServiceError", "create_app"]
 log = logging.getLogger("kgdb.serve")
 
 GRAPH_HEADER = "X-Kgdb-Graph"
+REQUEST_ID = "X-Request-Id"
+TRUNCATED = "X-Kgdb-Truncated"
 MAX_QUESTION = 4000
-
-STATUS = [
-    (errors.ReadOnlyViolationError, 403),
-    (errors.QueryTimeoutError, 504),
-    (errors.EngineConnectionError, 503),
-    (errors.LlmError, 502),
-    (errors.EngineError, 502),
-    (errors.KgdbError, 400),
-]
-"""HTTP status of each kgdb error (first match): the request's fault is 400, the engine's or
-the model's 50x."""
+OPEN_PATHS = ("/livez", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json")
+"""Paths that need no token; every other request shows a valid one before its body is read."""
 
 
 # ---------------------------------------------------------------------- request and response
-class AskRequest(BaseModel):
+class Body(BaseModel):
+    """A request body: every string in it, keys included, keeps the text contract (no NUL,
+    control characters or lone surrogates), or the request is refused with the place."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _text_contract(cls, data: Any) -> Any:
+        from kgdb.serve.operations import text_contract
+
+        problem = text_contract(data)
+        if problem:
+            raise ValueError(problem)
+        return data
+
+
+class AskRequest(Body):
     model_config = ConfigDict(extra="forbid")
     question: str = Field(..., min_length=1, max_length=MAX_QUESTION)
-    options: AskOptions = AskOptions()
+    options: AnyOptions = Field(default_factory=lambda: parse_options(None), description=(
+        "the solver (``solver``, default pattern) and its options"))
 
 
-class LfRequest(BaseModel):
+class LfRequest(Body):
     model_config = ConfigDict(extra="forbid")
     program: str = Field(..., min_length=1, max_length=MAX_TEXT,
                          description="a logical form (kgdb's logical-form language)")
     link: bool = Field(True, description="link names through the graph first")
 
 
-class RulesRequest(BaseModel):
+class RulesRequest(Body):
     model_config = ConfigDict(extra="forbid")
     ruleset: str | None = Field(None, max_length=200,
                                 description="a rule set the server loaded (--rules)")
@@ -75,13 +89,13 @@ class RulesRequest(BaseModel):
                                   description="the instance's properties")
 
 
-class ApplyRequest(BaseModel):
+class ApplyRequest(Body):
     model_config = ConfigDict(extra="forbid")
     ruleset: str = Field(..., max_length=200)
     label: str | None = Field(None, max_length=200)
 
 
-class EmbeddingsRequest(BaseModel):
+class EmbeddingsRequest(Body):
     model_config = ConfigDict(extra="allow")
     input: str | list[str] = Field(...)
     model: str = Field("kgdb", max_length=200)
@@ -92,7 +106,7 @@ class DifyRetrievalSetting(BaseModel):
     score_threshold: float = Field(0.0, ge=0.0, le=1.0)
 
 
-class DifyRequest(BaseModel):
+class DifyRequest(Body):
     model_config = ConfigDict(extra="allow")
     knowledge_id: str = Field(..., max_length=200)
     query: str = Field(..., max_length=MAX_QUESTION)
@@ -111,9 +125,10 @@ class Call:
 
 
 # ---------------------------------------------------------------------- authorisation
-def authorise(request: Request, write: bool, graph: str | None = None) -> Call:
+@contextmanager
+def authorise(request: Request, write: bool, graph: str | None = None) -> Iterator[Call]:
     """The request's token, checked against the tenant it names and the scope it needs; the
-    tenant's store as a view for this request."""
+    tenant's store, leased for the request, as a view for this request."""
     config: ServeConfig = request.app.state.config
     tenants: Tenants = request.app.state.tenants
     token = _token(config.tokens, request.headers.get("authorization"))
@@ -125,11 +140,11 @@ def authorise(request: Request, write: bool, graph: str | None = None) -> Call:
     if write and "write" not in token.scopes:
         raise ServiceError(403, f"token {token.name!r} has no write scope")
     endpoint = request.url.path
-    store = tenants.store(name).view(
-        read_only=not write, timeout_s=config.timeout_s,
-        metadata={"app": "kgdb", "endpoint": endpoint, "token": token.name,
-                  "kgdb": version("kgdb")})
-    return Call(token, name, endpoint, store)
+    with tenants.lease(name) as store:
+        view = store.view(read_only=not write, timeout_s=config.timeout_s,
+                          metadata={"app": "kgdb", "endpoint": endpoint, "token": token.name,
+                                    "kgdb": version("kgdb")})
+        yield Call(token, name, endpoint, view)
 
 
 BEARER = HTTPBearer(auto_error=False, description="a token of `kgdb tokens add`")
@@ -139,15 +154,17 @@ GraphHeader = Annotated[str | None, Header(alias=GRAPH_HEADER, description=(
 
 
 def reader(request: Request, _credentials: Credentials = None,
-           _graph: GraphHeader = None) -> Call:
+           _graph: GraphHeader = None) -> Iterator[Call]:
     """Declares the bearer token and the graph header in the OpenAPI document; the checks
     read the raw headers (:func:`authorise`)."""
-    return authorise(request, False)
+    with authorise(request, False) as call:
+        yield call
 
 
 def writer(request: Request, _credentials: Credentials = None,
-           _graph: GraphHeader = None) -> Call:
-    return authorise(request, True)
+           _graph: GraphHeader = None) -> Iterator[Call]:
+    with authorise(request, True) as call:
+        yield call
 
 
 Reader = Annotated[Call, Depends(reader)]
@@ -155,12 +172,91 @@ Writer = Annotated[Call, Depends(writer)]
 Format = Annotated[Literal["json", "csv"], Query(description="json, or csv for the rows")]
 
 
+class Guard:
+    """ASGI middleware in front of every request: a request id (the ``X-Request-Id`` response
+    header, and in every error body), the request's deadline (``--timeout`` for the whole
+    request), the body's size limit (413 before a byte of an oversized body is read, by
+    Content-Length or while it streams), and the token checked before the body is read."""
+
+    def __init__(self, app: Any, config: ServeConfig) -> None:
+        self.app = app
+        self.config = config
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        from kgdb.serve.embedding import deadline
+
+        rid = new_request_id()
+        scope.setdefault("state", {})["request_id"] = rid
+
+        async def send_with_id(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []),
+                                      (REQUEST_ID.lower().encode(), rid.encode())]
+            await send(message)
+
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1")
+                   for k, v in scope.get("headers", [])}
+        if scope["path"] not in OPEN_PATHS:
+            try:
+                _token(self.config.tokens, headers.get("authorization"))
+            except ServiceError as exc:
+                await _refuse(send_with_id, scope, exc.status, str(exc), rid,
+                              {"WWW-Authenticate": "Bearer"})
+                return
+        limit = self.config.max_body
+        length = headers.get("content-length", "")
+        if length and (not length.isdigit() or int(length) > limit):
+            await _refuse(send_with_id, scope, 413, f"the request body is larger than "
+                                                    f"{limit} bytes", rid)
+            return
+        seen = 0
+
+        async def bounded_receive() -> Any:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > limit:  # a body without Content-Length, or longer than it said
+                    raise HTTPException(413, f"the request body is larger than {limit} bytes")
+            return message
+
+        with deadline(self.config.timeout_s):
+            await self.app(scope, bounded_receive, send_with_id)
+
+
+async def _refuse(send: Any, scope: Any, status: int, message: str, rid: str,
+                  headers: dict[str, str] | None = None) -> None:
+    response = _error(scope["path"], status, message, rid, headers)
+    await response({"type": "http"}, _no_body, send)
+
+
+async def _no_body() -> Any:
+    return {"type": "http.disconnect"}
+
+
+def _error(path: str, status: int, message: str, rid: str,
+           headers: dict[str, str] | None = None) -> JSONResponse:
+    if path == "/retrieval":  # Dify's error shape
+        code = {401: 1001, 403: 1002, 404: 2001}.get(status, 500)
+        return JSONResponse({"error_code": code, "error_msg": message, "request_id": rid},
+                            status, headers=headers)
+    return JSONResponse({"error": {"status": status, "message": message,
+                                   "request_id": rid}}, status, headers=headers)
+
+
+def _request_id(request: Request) -> str:
+    return str(getattr(request.state, "request_id", "") or new_request_id())
+
+
 # ---------------------------------------------------------------------- the application
 def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) -> FastAPI:
     """The service. ``embedder`` and ``llm`` default to the configured ones (loaded at first
     use); tests pass their own."""
-    tenants = Tenants(config.settings)
     ops = Operations(config, embedder=embedder, llm=llm)
+    tenants = Tenants(config.settings, config.max_tenants, on_close=ops.forget)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> Any:
@@ -171,25 +267,37 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
                   description=__doc__)
     app.state.tenants = tenants
     app.state.config = config
+    app.state.operations = ops
+    app.add_middleware(Guard, config=config)
 
     @app.exception_handler(errors.KgdbError)
-    async def kgdb_error(request: Request, exc: errors.KgdbError) -> JSONResponse:
-        status = exc.status if isinstance(exc, ServiceError) else next(
-            code for kind, code in STATUS if isinstance(exc, kind))
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-        if request.url.path == "/retrieval":  # Dify's error shape
-            code = {401: 1001, 403: 1002, 404: 2001}.get(status, 500)
-            return JSONResponse({"error_code": code, "error_msg": message}, status,
-                                headers=headers)
-        return JSONResponse({"error": {"status": status, "message": message}}, status,
-                            headers=headers)
-
     @app.exception_handler(Exception)
-    async def internal_error(request: Request, exc: Exception) -> JSONResponse:
-        log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
-        return JSONResponse({"error": {"status": 500, "message": "internal error (the "
-                                       "service's log has the details)"}}, 500)
+    async def any_error(request: Request, exc: Exception) -> JSONResponse:
+        """The one mapping (kgdb.serve.errors): what failed, never how; details logged."""
+        rid = _request_id(request)
+        status, message = report(exc, rid, f"{request.method} {request.url.path}")
+        headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+        return _error(request.url.path, status, message, rid, headers)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        """Starlette's own refusals (an unknown path, a method, a body too large) in the
+        service's error shape."""
+        return _error(request.url.path, exc.status_code, scrub(str(exc.detail)),
+                      _request_id(request), dict(exc.headers or {}) or None)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        """422 naming the place and the rule, never the value (it may be NaN, Infinity or
+        text that no JSON can carry back)."""
+        rid = _request_id(request)
+        problems = []
+        for error in exc.errors()[:5]:
+            where = ".".join(str(p) for p in error.get("loc", ()))
+            problems.append(f"{where}: {scrub(str(error.get('msg', 'invalid')))}")
+        message = "; ".join(problems) or "invalid request"
+        report(ServiceError(422, message), rid, f"{request.method} {request.url.path}")
+        return _error(request.url.path, 422, message, rid)
 
     # ------------------------------------------------------------------ endpoints
     @app.get("/livez", tags=["service"])
@@ -212,8 +320,8 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
     def retrieve(body: AskRequest, call: Reader, format: Format = "json") -> Any:
         """The evidence a solver finds, without an LLM answer (SimGRAG needs a pattern or an
         LLM for it)."""
-        answer = ops.retrieve(call.store, body.question, body.options)
-        return _answer_response(answer, config.max_rows, format)
+        evidence = ops.retrieve(call.store, body.question, body.options)
+        return _answer_response(evidence, config.max_rows, format)
 
     @app.post("/lf/run", tags=["programs"])
     def lf_run(body: LfRequest, call: Reader, format: Format = "json") -> Any:
@@ -237,17 +345,18 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
     def embeddings(body: EmbeddingsRequest, call: Reader) -> dict[str, Any]:
         """OpenAI-shaped embeddings from kgdb's own model (the target of APOC's
         ``apoc.ml.openai.embedding`` with ``endpoint`` set to this service's ``/v1``)."""
-        return ops.embeddings([body.input] if isinstance(body.input, str) else body.input)
+        return ops.embeddings(call.store, [body.input] if isinstance(body.input, str)
+                              else body.input)
 
     @app.post("/retrieval", tags=["dify"])
     def dify_retrieval(body: DifyRequest, request: Request,
                        _credentials: Credentials = None) -> dict[str, Any]:
         """Dify's external-knowledge API: ``knowledge_id`` names the graph; records are the
         nearest passages and triple texts, scored by cosine similarity."""
-        call = authorise(request, False, body.knowledge_id)
         setting = body.retrieval_setting
-        return {"records": ops.passages_and_facts(call.store, body.query, setting.top_k,
-                                                  setting.score_threshold)}
+        with authorise(request, False, body.knowledge_id) as call:
+            return {"records": ops.passages_and_facts(call.store, body.query, setting.top_k,
+                                                      setting.score_threshold)}
 
     @app.get("/procedures", tags=["service"])
     def procedures(call: Reader) -> dict[str, Any]:
@@ -280,18 +389,20 @@ def _token(tokens: TokenFile, header: str | None) -> Token:
     return token
 
 
-def _answer_response(answer: Answer, max_rows: int, format: str) -> Any:
-    payload = answer.to_json()
+def _answer_response(answer: Answer | Evidence, max_rows: int, format: str) -> Any:
+    payload: dict[str, Any] = answer.to_json()
     return _rows_response(payload, "evidence", max_rows, format)
 
 
 def _rows_response(payload: dict[str, Any], key: str, max_rows: int, format: str) -> Any:
-    rows = payload[key]
-    if len(rows) > max_rows:
-        payload[key] = rows[:max_rows]
+    """``payload`` with every list in it cut to ``max_rows`` (``truncated: true`` when one
+    was); as CSV, the ``key`` rows with the ``X-Kgdb-Truncated`` header saying so."""
+    if cap_lists(payload, max_rows):
         payload["truncated"] = True
     if format == "csv":
-        return _csv(payload[key])
+        response = _csv(payload[key])
+        response.headers[TRUNCATED] = "true" if payload.get("truncated") else "false"
+        return response
     return payload
 
 
@@ -305,7 +416,11 @@ def _csv(rows: Sequence[dict[str, Any]]) -> Response:
     return PlainTextResponse(out.getvalue(), media_type="text/csv")
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+"""What makes a spreadsheet read a cell as a formula, full-width forms included."""
+
+
 def _cell(value: Any) -> Any:
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+    if isinstance(value, str) and value[:1] in FORMULA_STARTS:
         return "'" + value  # no formula runs when a spreadsheet opens the file
     return value

@@ -5,35 +5,49 @@ host starts the process as its user, so stdio needs no token. Needs the ``mcp`` 
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from kgdb.errors import KgdbError
-from kgdb.retrieve.ask import AskOptions
-from kgdb.serve.operations import Operations, ServeConfig
+from kgdb.retrieve.registry import AnyOptions, parse_options
+from kgdb.serve.embedding import deadline
+from kgdb.serve.errors import ServiceError, new_request_id, report, scrub
+from kgdb.serve.operations import Operations, ServeConfig, cap_lists, text_contract
 from kgdb.serve.tenants import Tenants
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _expected_errors(tool: F) -> F:
-    """kgdb's expected failures (and invalid options) as the tool's one-line error: the
-    server shows hosts only a generic message for any other exception."""
+def _guard(timeout_s: float | None) -> Callable[[F], F]:
+    """A decorator: :func:`_expected_errors` with the request's deadline."""
+    return functools.partial(_expected_errors, timeout_s=timeout_s)
+
+
+def _expected_errors(tool: F, timeout_s: float | None = None) -> F:
+    """Every failure as the tool's one-line error, through the service's one mapping
+    (:mod:`kgdb.serve.errors`): what failed, never how, with the request id under which the
+    server's log (stderr) has the details. Arguments keep the text contract first."""
     from mcp.server.mcpserver.exceptions import ToolError
 
     @functools.wraps(tool)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        rid = new_request_id()
         try:
-            return tool(*args, **kwargs)
-        except KgdbError as exc:
-            raise ToolError(str(exc).splitlines()[0]) from None
+            problem = text_contract(kwargs, "arguments")
+            if problem:
+                raise ServiceError(422, problem)
+            with deadline(timeout_s):
+                return tool(*args, **kwargs)
         except ValidationError as exc:
             error = exc.errors()[0]
             where = ".".join(str(p) for p in error["loc"])
-            raise ToolError(f"options.{where}: {error['msg']}") from None
+            raise ToolError(f"options.{where}: {scrub(str(error['msg']))}") from None
+        except Exception as exc:
+            _, message = report(exc, rid, f"mcp {tool.__name__}")
+            raise ToolError(f"{message} (request {rid})") from None
     return wrapper  # type: ignore[return-value]
 
 
@@ -43,62 +57,75 @@ def build_server(config: ServeConfig, graph: str | None = None, *, embedder: Any
     from mcp.server.mcpserver import MCPServer
     from mcp.types import ToolAnnotations
 
-    tenants = Tenants(config.settings)
-    name = graph or tenants.default
     ops = Operations(config, embedder=embedder, llm=llm)
+    tenants = Tenants(config.settings, 1, on_close=ops.forget)
+    name = graph or tenants.default
+    guarded = _guard(config.timeout_s)
     server = MCPServer("kgdb", instructions=(
         f"Knowledge-graph retrieval over the graph {name!r} (kgdb). Use retrieve for "
         "evidence, ask for an answer with evidence, run_logical_form for KAG logical forms, "
         "evaluate_rules to judge facts with a loaded rule set."))
     read_only = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
 
-    def reader() -> Any:
-        return tenants.store(name).view(read_only=True, timeout_s=config.timeout_s,
-                                        metadata={"app": "kgdb", "endpoint": "mcp"})
+    @contextlib.contextmanager
+    def reader(write: bool = False) -> Iterator[Any]:
+        with tenants.lease(name) as store:
+            yield store.view(read_only=not write, timeout_s=config.timeout_s,
+                             metadata={"app": "kgdb", "endpoint": "mcp"})
+
+    def capped(payload: dict[str, Any]) -> dict[str, Any]:
+        if cap_lists(payload, config.max_rows):
+            payload["truncated"] = True
+        return payload
 
     @server.tool(annotations=read_only)
-    @_expected_errors
+    @guarded
     def health() -> dict[str, Any]:
         """The engine, its version, the graph's indexes and the installed procedures."""
-        return ops.health(reader(), name)
+        with reader() as store:
+            return ops.health(store, name)
 
     @server.tool(annotations=read_only)
-    @_expected_errors
-    def retrieve(question: str, options: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Evidence for a question without an answer. options: the options of kgdb ask,
-        e.g. {"solver": "hig"} or {"pattern": [["Kismet", "directed_by", "UNKNOWN 1"]]}."""
-        answer = ops.retrieve(reader(), question, AskOptions.model_validate(options or {}))
-        return answer.to_json(statements=False)
+    @guarded
+    def retrieve(question: str, options: AnyOptions | None = None) -> dict[str, Any]:
+        """Evidence for a question without an answer. options: a solver and its options,
+        e.g. {"solver": "document-graph"} or {"solver": "pattern", "pattern": [["Kismet",
+        "directed_by", "UNKNOWN 1"]]}."""
+        with reader() as store:
+            evidence = ops.retrieve(store, question, options or parse_options(None))
+        return capped(evidence.to_json(statements=False))
 
     @server.tool(annotations=read_only)
-    @_expected_errors
-    def ask(question: str, options: dict[str, Any] | None = None) -> dict[str, Any]:
+    @guarded
+    def ask(question: str, options: AnyOptions | None = None) -> dict[str, Any]:
         """Answer a question from the graph with its evidence (needs the server's LLM)."""
-        answer = ops.ask(reader(), question, AskOptions.model_validate(options or {}))
-        return answer.to_json(statements=False)
+        with reader() as store:
+            answer = ops.ask(store, question, options or parse_options(None))
+        return capped(answer.to_json(statements=False))
 
     @server.tool(annotations=read_only)
-    @_expected_errors
+    @guarded
     def run_logical_form(program: str, link: bool = True) -> dict[str, Any]:
         """Run a KAG logical form; returns its outputs and each step's Cypher and result."""
-        return ops.lf_run(reader(), program, link)
+        with reader() as store:
+            return capped(ops.lf_run(store, program, link))
 
     @server.tool(annotations=read_only)
-    @_expected_errors
+    @guarded
     def evaluate_rules(facts: dict[str, Any], ruleset: str | None = None,
                        rules: str | None = None) -> dict[str, Any]:
         """Judge one instance's facts with a loaded rule set (by name) or rules given as
         text; writes nothing."""
-        return ops.rules_eval(reader(), ruleset, rules, facts)
+        with reader() as store:
+            return capped(ops.rules_eval(store, ruleset, rules, facts))
 
     if config.allow_writes:
         @server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False,
                                                  idempotentHint=True, openWorldHint=False))
-        @_expected_errors
+        @guarded
         def apply_rules(ruleset: str, label: str | None = None) -> dict[str, Any]:
             """Materialise a loaded rule set's conclusions as belongTo edges."""
-            store = tenants.store(name).view(timeout_s=config.timeout_s,
-                                             metadata={"app": "kgdb", "endpoint": "mcp"})
-            return ops.rules_apply(store, ruleset, label)
+            with reader(write=True) as store:
+                return ops.rules_apply(store, ruleset, label)
 
     return server

@@ -4,6 +4,7 @@ tenant's store (a request's view of it) and plain values, and returns JSON-ready
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass, field
 from importlib.metadata import version
@@ -13,12 +14,19 @@ from kgdb import errors
 from kgdb.config import Settings
 from kgdb.dsl.rules_ast import RuleSet
 from kgdb.engine.base import GraphStore
-from kgdb.retrieve.ask import PASSAGE, Answer, AskOptions
-from kgdb.serve.tenants import LockedEmbedder
+from kgdb.retrieve.ask import llm_needed
+from kgdb.retrieve.evidence import PASSAGE, Evidence
+from kgdb.retrieve.solver import Answer, SolverOptions
+from kgdb.serve.embedding import SharedModel, TenantEmbedder
+from kgdb.serve.errors import ServiceError
 from kgdb.serve.tokens import TokenFile
 
 MAX_TEXTS = 256
+"""Texts at most in one embeddings request."""
 MAX_TEXT = 64_000
+"""Characters at most in one text (a program, a rule set, one text to embed)."""
+MAX_EMBED_BYTES = 256 * 1024
+"""UTF-8 bytes at most of all the texts of one embeddings request."""
 
 
 @dataclass
@@ -31,17 +39,14 @@ class ServeConfig:
     timeout_s: float = 30.0
     """Seconds each statement may run (the engine stops it after that)."""
     max_rows: int = 1000
-    """Rows at most in any tabular result (the rest are cut, ``truncated`` says so)."""
+    """Items at most in any list a response carries (the rest are cut, ``truncated`` says
+    so)."""
+    max_body: int = 1024 * 1024
+    """Bytes at most of a request's body (refused with 413 before it is read)."""
+    max_tenants: int = 32
+    """Tenant stores open at a time (the least recently used idle one is closed)."""
     rulesets: dict[str, RuleSet] = field(default_factory=dict)
     """Rule sets by name, compiled at start (``--rules``)."""
-
-
-class ServiceError(errors.KgdbError):
-    """A request the service refuses: ``status`` is its HTTP status."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 class Operations:
@@ -50,18 +55,27 @@ class Operations:
 
     def __init__(self, config: ServeConfig, *, embedder: Any = None, llm: Any = None) -> None:
         self.config = config
-        self._embedder = LockedEmbedder(embedder) if embedder is not None else None
+        self._model = SharedModel(embedder) if embedder is not None else None
         self._llm = llm
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ models
-    def embedder(self) -> LockedEmbedder:
+    def model(self) -> SharedModel:
         with self._lock:
-            if self._embedder is None:
+            if self._model is None:
                 from kgdb.embed import default_embedder
 
-                self._embedder = LockedEmbedder(default_embedder())
-            return self._embedder
+                self._model = SharedModel(default_embedder())
+            return self._model
+
+    def embedder(self, store: GraphStore) -> TenantEmbedder:
+        """The embedding model with the cache of ``store``'s tenant only."""
+        tenant = getattr(store, "graph_name", None) or getattr(store, "database", None)
+        return self.model().for_tenant(str(tenant or ""))
+
+    def forget(self, tenant: str) -> None:
+        if self._model is not None:
+            self._model.forget(tenant)
 
     def llm(self) -> Any:
         with self._lock:
@@ -75,46 +89,46 @@ class Operations:
                 self._llm = ChatClient(settings)
             return self._llm
 
-    def _llm_for_retrieval(self, options: AskOptions) -> Any:
-        return self.llm() if options.solver == "simgrag" and options.pattern is None else None
+    def _llm_for_retrieval(self, options: SolverOptions) -> Any:
+        return self.llm() if llm_needed(options, answer=False) else None
 
     # ------------------------------------------------------------------ operations
     def health(self, store: GraphStore, graph: str) -> dict[str, Any]:
-        from kgdb.procedures import procedure_status
 
         indexes = [{"kind": i.kind, "entity": i.entity, "label": i.label,
                     "properties": list(i.properties), "state": i.state, "name": i.name}
                    for i in store.indexes()]
+        engine = {k: v for k, v in store.server_info().items() if k != "address"}
         return {"status": "ok", "kgdb": version("kgdb"), "graph": graph,
-                "engine": store.server_info(), "plugins": store.plugins(),
-                "indexes": indexes, "procedures": procedure_status(store),
+                "engine": engine, "plugins": store.plugins(),
+                "indexes": indexes, "procedures": self.procedures(store),
                 "writes": self.config.allow_writes, "rulesets": sorted(self.config.rulesets)}
 
-    def ask(self, store: GraphStore, question: str, options: AskOptions) -> Answer:
+    def ask(self, store: GraphStore, question: str, options: SolverOptions) -> Answer:
         from kgdb.retrieve.ask import ask
 
-        return ask(store, self.embedder(), self.llm(), question, options)
+        return ask(store, self.embedder(store), self.llm(), question, options)
 
-    def retrieve(self, store: GraphStore, question: str, options: AskOptions) -> Answer:
+    def retrieve(self, store: GraphStore, question: str, options: SolverOptions) -> Evidence:
         from kgdb.retrieve.ask import retrieve
 
-        return retrieve(store, self.embedder(), question, options,
+        return retrieve(store, self.embedder(store), question, options,
                         self._llm_for_retrieval(options))
 
-    def relay_ask(self, store: GraphStore, question: str, options: AskOptions
+    def relay_ask(self, store: GraphStore, question: str, options: SolverOptions
                   ) -> list[dict[str, Any]]:
         """One flat row per answer: rank, answer, solver, evidence (verbalised)."""
         answer = self.ask(store, question, options)
         evidence = "; ".join(f"{r.head} {r.relation} {r.tail}" if r.relation != PASSAGE
                              else f"[{r.head}] {r.tail[:200]}"
-                             for r in answer.evidence[: self.config.max_rows])
-        return [{"rank": 1, "answer": answer.answer, "solver": answer.solver,
+                             for r in answer.evidence.rows()[: self.config.max_rows])
+        return [{"rank": 1, "answer": answer.text, "solver": answer.evidence.solver,
                  "evidence": evidence}]
 
-    def relay_evidence(self, store: GraphStore, question: str, options: AskOptions
+    def relay_evidence(self, store: GraphStore, question: str, options: SolverOptions
                        ) -> list[dict[str, Any]]:
-        answer = self.retrieve(store, question, options)
-        return [row.to_json() for row in answer.evidence[: self.config.max_rows]]
+        evidence = self.retrieve(store, question, options)
+        return [row.to_json() for row in evidence.rows()[: self.config.max_rows]]
 
     def lf_run(self, store: GraphStore, program: str, link: bool) -> dict[str, Any]:
         """Run a logical form: its result with the outputs as ``rows``."""
@@ -123,7 +137,7 @@ class Operations:
         from kgdb.solve.lf_run import Executor
 
         plan = parse_plan(program, "<request>")
-        embedder = self.embedder()
+        embedder = self.embedder(store)
         executor = Executor(store, embedder=embedder,
                             linker=store_linker(store, embedder) if link else None)
         result = executor.run(plan)
@@ -137,8 +151,11 @@ class Operations:
         from kgdb.solve.rules_apply import ask
 
         conclusions = ask(store, self.ruleset(ruleset, rules), facts)
+        # a loaded rule set's place is its name and line, not the server's path to its file
         rows = [{"concept": c.concept.id, "type": c.concept.type, "name": c.concept.name,
-                 "predicate": c.predicate, "rule": c.rule.text, "location": c.rule.location}
+                 "predicate": c.predicate, "rule": c.rule.text,
+                 "location": c.rule.location if ruleset is None else
+                 f"{ruleset}:{c.rule.location.rpartition(':')[2]}"}
                 for c in conclusions]
         return {"facts": facts, "conclusions": rows}
 
@@ -152,13 +169,17 @@ class Operations:
                 "steps": [{"step": d, "rows": n} for d, n in report.steps],
                 "counts": report.counts}
 
-    def embeddings(self, texts: list[str]) -> dict[str, Any]:
-        """OpenAI's embeddings response for ``texts``."""
+    def embeddings(self, store: GraphStore, texts: list[str]) -> dict[str, Any]:
+        """OpenAI's embeddings response for ``texts`` (the tenant's cache)."""
         if not texts or len(texts) > MAX_TEXTS:
             raise ServiceError(400, f"give 1 to {MAX_TEXTS} texts")
         if any(len(t) > MAX_TEXT for t in texts):
             raise ServiceError(400, f"a text is longer than {MAX_TEXT} characters")
-        embedder = self.embedder()
+        size = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
+        if size > MAX_EMBED_BYTES:
+            raise ServiceError(413, f"the texts are {size} bytes; one request may embed at "
+                                    f"most {MAX_EMBED_BYTES}")
+        embedder = self.embedder(store)
         vectors = embedder.embed(texts)
         words = sum(len(t.split()) for t in texts)
         return {"object": "list", "model": embedder.model_id,
@@ -169,32 +190,25 @@ class Operations:
     def passages_and_facts(self, store: GraphStore, query: str, top_k: int,
                            threshold: float) -> list[dict[str, Any]]:
         """Dify's records: the nearest chunks and triple texts by cosine similarity."""
-        from kgdb.cypher import documents as cy
-        from kgdb.documents.ttr import indexed_types
+        from kgdb import vocabulary
+        from kgdb.link.triples import indexed_types
         from kgdb.retrieve.cqr import nearest_facts
+        from kgdb.retrieve.passages import nearest_passages
 
         top_k = min(top_k, self.config.max_rows)
         if top_k < 1 or not query.strip():
             return []
-        vector = self.embedder().embed([query])[0]
+        vector = self.embedder(store).embed([query])[0]
         records: list[dict[str, Any]] = []
-        if any(i.kind == "vector" and i.label == cy.CHUNK for i in store.indexes()):
-            rows = store.run(cy.nearest_chunk_documents(store.dialect, vector, top_k)).records()
-            ids = [str(r["chunk"]) for r in rows]
-            texts = ({str(r["id"]): r for r in store.run(cy.chunks_by_id(ids)).records()}
-                     if ids else {})
-            for r in rows:
-                chunk = texts.get(str(r["chunk"]))
-                if chunk is not None:  # L2 between unit vectors -> cosine
-                    records.append({"content": str(chunk["text"]),
-                                    "score": 1.0 - float(r["distance"]) ** 2 / 2.0,
-                                    "title": str(r["document"]),
-                                    "metadata": {"chunk": str(r["chunk"]), "kind": "passage"}})
+        if any(i.kind == "vector" and i.label == vocabulary.CHUNK for i in store.indexes()):
+            records += [{"content": p.text, "score": p.score, "title": p.document,
+                         "metadata": {"chunk": p.id, "kind": "passage"}}
+                        for p in nearest_passages(store, vector, top_k)]
         types = indexed_types(store)
         for triple in nearest_facts(store, vector, top_k, types) if types else []:
             records.append({"content": triple.text, "score": triple.score,
-                            "title": f"{triple.head} {triple.type} {triple.tail}",
-                            "metadata": {"head": triple.head_id, "relation": triple.type,
+                            "title": f"{triple.head} {triple.relation} {triple.tail}",
+                            "metadata": {"head": triple.head_id, "relation": triple.relation,
                                          "tail": triple.tail_id, "kind": "fact"}})
         kept = [r for r in records if r["score"] >= threshold]
         kept.sort(key=lambda r: (-r["score"], r["title"], r["content"]))
@@ -204,8 +218,12 @@ class Operations:
 
     def procedures(self, store: GraphStore) -> dict[str, Any]:
         from kgdb.procedures import procedure_status
+        from kgdb.serve.errors import scrub
 
-        return procedure_status(store)
+        status = procedure_status(store)
+        if "error" in status:  # the engine's words: procedure names, addresses
+            status["error"] = scrub(str(status["error"]))
+        return status
 
     def ruleset(self, name: str | None, text: str | None) -> RuleSet:
         """A loaded rule set by name, or rules given as text (checked like a rule file)."""
@@ -222,3 +240,59 @@ class Operations:
         if len(text) > MAX_TEXT:
             raise ServiceError(400, f"the rules are longer than {MAX_TEXT} characters")
         return load_rules(text, "<request>")
+
+
+def cap_lists(payload: Any, most: int, depth: int = 0) -> bool:
+    """Cut every list in ``payload`` (a JSON value, changed in place) to ``most`` items:
+    rows, outputs, trace steps and their results, subgraphs. True when something was cut."""
+    cut = False
+    if depth > 16:
+        return cut
+    items: list[Any] = []
+    if isinstance(payload, dict):
+        for key, value in payload.items():
+            if isinstance(value, list) and len(value) > most:
+                payload[key] = value[:most]
+                cut = True
+        items = list(payload.values())
+    elif isinstance(payload, list):
+        if len(payload) > most:
+            del payload[most:]
+            cut = True
+        items = payload
+    for item in items:
+        if isinstance(item, dict | list):
+            cut = cap_lists(item, most, depth + 1) or cut
+    return cut
+
+
+MAX_DEPTH = 32
+"""Nesting at most of a request's JSON (options, facts)."""
+
+
+def text_contract(value: Any, where: str = "body") -> str | None:
+    """Why a request's JSON value breaks the text contract (README, "Text"), naming the place:
+    a string or key with a NUL, another control character (TAB, LF and CR are text) or a
+    lone surrogate, a NaN or an infinity, or nesting deeper than :data:`MAX_DEPTH`. None when it keeps it."""
+    from kgdb.text import text_problem
+
+    todo: list[tuple[Any, str, int]] = [(value, where, 0)]
+    while todo:
+        item, place, depth = todo.pop()
+        if depth > MAX_DEPTH:
+            return f"{place}: nested deeper than {MAX_DEPTH} levels"
+        if isinstance(item, str):
+            problem = text_problem(item)
+            if problem:
+                return f"{place} {problem}"
+        elif isinstance(item, float) and not math.isfinite(item):
+            return f"{place} is not a finite number (NaN and Infinity are not JSON numbers)"
+        elif isinstance(item, dict):
+            for key, inner in item.items():
+                key_problem = text_problem(str(key))
+                if key_problem:
+                    return f"{place}: a key {key_problem}"
+                todo.append((inner, f"{place}.{str(key)[:40]}", depth + 1))
+        elif isinstance(item, list | tuple):
+            todo.extend((inner, f"{place}[{i}]", depth + 1) for i, inner in enumerate(item))
+    return None

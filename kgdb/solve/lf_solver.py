@@ -17,6 +17,7 @@ from kgdb.dsl.lf_ast import Plan
 from kgdb.dsl.logical_form import parse_plan
 from kgdb.errors import DslError, EngineConnectionError, KgdbError, LlmError
 from kgdb.llm.client import OutputParseError
+from kgdb.llm.replies import clean_reply, strip_reasoning
 from kgdb.solve.lf_compile import store_linker
 from kgdb.solve.lf_run import Executor, RunResult
 
@@ -90,7 +91,7 @@ class SolveResult:
 
     def to_json(self) -> dict[str, Any]:
         return {"question": self.question, "answer": self.answer, "answered": self.answered,
-                "solver": "lf", "rounds": [r.to_json() for r in self.rounds]}
+                "solver": "logical-form", "rounds": [r.to_json() for r in self.rounds]}
 
     def render(self) -> str:
         lines = [f"answer: {self.answer}"]
@@ -105,13 +106,9 @@ class SolveResult:
         return "\n".join(lines)
 
 
-def _strip_fences(text: str) -> str:
-    return re.sub(r"^\s*```[\w-]*\s*$", "", text, flags=re.MULTILINE).strip()
-
-
 def parse_planner_reply(text: str) -> tuple[str, Plan]:
     """A planner reply as a checked plan; a DslError becomes the OutputParseError the model sees."""
-    body = _strip_fences(text)
+    body = clean_reply(text)
     try:
         return body, parse_plan(body, "plan")
     except DslError as exc:
@@ -119,7 +116,7 @@ def parse_planner_reply(text: str) -> tuple[str, Plan]:
 
 
 def parse_verdict(text: str) -> tuple[str, str]:
-    for line in text.strip().splitlines():
+    for line in strip_reasoning(text).splitlines():
         m = re.match(r"^\s*\**\s*(ANSWER|MISSING)\s*\**\s*[:：]\s*(.*)$", line, re.IGNORECASE)
         if m and m.group(2).strip():
             return m.group(1).upper(), m.group(2).strip()
@@ -198,3 +195,4 @@ def solve_lf(question: str, store: Any, embedder: Any, llm: Any, rounds: int = 3
     except LlmError:
         raise
     return result
+

@@ -23,3 +23,12 @@ def test_bench_scale_runs(cli_store) -> None:
     assert set(report["retrieval_excluding_embedding"]) == {
         f"{h}-hop k(n)={k}" for h in (1, 2, 3) for k in (4, 16)}
     assert all(v["queries"] == 2 for v in report["retrieval_excluding_embedding"].values())
+    # beside every figure: the phase split, what ran, the machine and its load
+    for row in report["retrieval_excluding_embedding"].values():
+        assert {"vector_p50_ms", "match_p50_ms", "vector_p90_ms", "match_p90_ms"} <= set(row)
+        assert row["paths"] and all(p.startswith("vector ") for p in row["paths"])
+        assert row["load_average"] is None or len(row["load_average"]) == 3
+    assert report["machine"]["cpu"] and report["machine"]["cores"] >= 1
+    if getattr(cli_store, "plugin_version", None) and cli_store.dialect.NATIVE:
+        assert any("kgdb.simgrag.match" in p for row in report[
+            "retrieval_excluding_embedding"].values() for p in row["paths"])

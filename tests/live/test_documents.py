@@ -458,7 +458,7 @@ def test_musique_through_the_llm_resumes_without_paying_twice(
 def test_kg_retriever_collaboration_modes(cli_store, embedder, tmp_path: Path) -> None:
     """KG-Retriever's document-level collaboration over `kgdb index knn`'s layer: seeds by the
     query, then SIMILAR neighbours (one-hop), weighted and thresholded (attentive, multi-hop)."""
-    from kgdb.retrieve.documents import Ranker
+    from kgdb.retrieve.hig import DocumentGraphOptions, collaboration
 
     corpus = write(tmp_path / "corpus.json", json.dumps([
         {"title": "Paris", "text": "Paris is the capital and largest city of France."},
@@ -470,18 +470,25 @@ def test_kg_retriever_collaboration_modes(cli_store, embedder, tmp_path: Path) -
     result = CliRunner().invoke(cli, ["index", "knn", "--label", "Document", "--k", "2"])
     assert result.exit_code == 0, result.output
     vector = embedder.embed(["What is the capital of France?"])[0]
-    ranker = Ranker(cli_store, embedder, kgr_n=1, kgr_lambda=0.1)
-    onehop = ranker.collaboration(vector, "kgr-onehop")
+
+    def ranked(strategy: str, threshold: float = 0.1) -> list[str]:
+        options = DocumentGraphOptions(strategy=strategy, seeds=1,  # type: ignore[arg-type]
+                                       threshold=threshold)
+        return [c.id for c in collaboration(cli_store, vector, options)]
+
+    onehop = ranked("onehop")
     assert onehop[0] == "Paris" and set(onehop[1:]) == {"Lyon", "Marseille"}
-    assert ranker.collaboration(vector, "kgr-multihop")[0] == "Paris"
-    strict = Ranker(cli_store, embedder, kgr_n=1, kgr_lambda=0.99)
-    assert strict.collaboration(vector, "kgr-attentive") == ["Paris"]  # lambda admits none
+    assert ranked("multihop")[0] == "Paris"
+    assert ranked("attentive", 0.99) == ["Paris"]  # lambda admits none
     questions = write(tmp_path / "q.jsonl", json.dumps(
         {"question": "Which city is the capital of France?", "supporting": ["Paris"]}) + "\n")
     result = CliRunner().invoke(cli, ["eval", "retrieval", "--questions", str(questions),
-                                      "--mode", "kgr-onehop,kgr-attentive,kgr-multihop",
+                                      "--mode", "document-graph:facts=0,seeds=3",
+                                      "--mode", "document-graph:facts=0,strategy=attentive",
+                                      "--mode", "document-graph:facts=0,strategy=multihop",
                                       "--k", "1", "--json"])
     assert result.exit_code == 0, result.output
     recall = json.loads(result.output)["recall"]
     assert {m: r["recall@1"] for m, r in recall.items()} == {
-        "kgr-onehop": 1.0, "kgr-attentive": 1.0, "kgr-multihop": 1.0}
+        "document-graph:facts=0,seeds=3": 1.0, "document-graph:facts=0,strategy=attentive": 1.0,
+        "document-graph:facts=0,strategy=multihop": 1.0}

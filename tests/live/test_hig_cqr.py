@@ -1,5 +1,5 @@
-"""KG-Retriever's retrieval on the hierarchical index graph (``--solver hig``) and KG-CQR's
-contextual query retrieval (``--solver cqr``, mode ``cqr``) on both engines: the entity-level
+"""KG-Retriever's retrieval on the hierarchical index graph (``--solver document-graph``) and
+KG-CQR's contextual query retrieval (``--solver triple-context``) on both engines: the entity-level
 statement equals a reference computed from the stored graph, the LLM steps run against the
 scripted OpenAI-compatible server (realistic, malformed, slow and 429 replies), and the
 evaluation modes run without an LLM."""
@@ -18,7 +18,7 @@ from kgdb.cli import cli
 from kgdb.documents.knn import build_knn
 from kgdb.documents.pipeline import DocumentOptions, load_documents
 from kgdb.documents.ttr import index_triples
-from kgdb.retrieve.hig import HigSettings, candidate_documents, retrieve_hig
+from kgdb.retrieve.hig import DocumentGraphOptions, DocumentGraphSolver, collaboration
 
 pytestmark = pytest.mark.live
 
@@ -60,10 +60,10 @@ def _vec(value: Any) -> np.ndarray:
     return v / np.linalg.norm(v)
 
 
-def _reference(store: Any, vector: np.ndarray, settings: HigSettings
+def _reference(store: Any, vector: np.ndarray, settings: DocumentGraphOptions
                ) -> list[tuple[str, str, str, float]]:
     """KG-level retrieval from the stored graph, in Python."""
-    documents = dict(candidate_documents(store, vector, settings))
+    documents = {c.id: c.weight for c in collaboration(store, vector, settings)}
     rows = store.run("MATCH (d:Document)-[:hasChunk]->(:Chunk)<-[:supporting_chunks]-(e:Entity) "
                      "RETURN d.id AS d, e.id AS e, e.embedding AS v").records()
     scores: dict[str, float] = {}
@@ -80,7 +80,7 @@ def _reference(store: Any, vector: np.ndarray, settings: HigSettings
         if s > -9.0:
             out.append((f["h"], f["type"], f["t"], s))
     out.sort(key=lambda x: (-x[3], x[0], x[1], x[2]))
-    return out[:settings.t]
+    return out[:settings.facts]
 
 
 @pytest.mark.parametrize("strategy", ["onehop", "attentive", "multihop"])
@@ -90,31 +90,33 @@ def test_entity_level_retrieval_equals_the_reference(hig_store, embedder, strate
                      "What does a volcano release?"):
         vector = embedder.embed([question])[0]
         for n, t, lam in ((1, 30, 0.1), (2, 3, 0.0), (3, 30, 0.3)):
-            settings = HigSettings(strategy=strategy, n=n, t=t, threshold=lam)
-            documents, evidence = retrieve_hig(hig_store, vector, settings)
-            assert len(documents) >= n
+            settings = DocumentGraphOptions(strategy=strategy,  # type: ignore[arg-type]
+                                            seeds=n, facts=t, threshold=lam)
+            evidence = DocumentGraphSolver().retrieve(hig_store, embedder, question, settings)
+            assert len(evidence.detail["candidates"]) >= n  # type: ignore[arg-type]
             expected = _reference(hig_store, vector, settings)
-            got = [(x.head_id, x.type, x.tail_id, x.score) for x in evidence.triples]
+            got = [(x.head_id, x.relation, x.tail_id, x.score) for x in evidence.facts]
             assert [g[:3] for g in got] == [e[:3] for e in expected], (question, n, t, lam)
             assert all(abs(g[3] - e[3]) < 1e-4 for g, e in zip(got, expected, strict=True))
             chunk_docs = {p.document for p in evidence.passages}
-            assert chunk_docs <= {c.split("#")[0] for x in evidence.triples for c in x.chunks}
-    vector = embedder.embed(["Who directed Kismet?"])[0]
-    _, evidence = retrieve_hig(hig_store, vector, HigSettings(strategy=strategy))
-    assert any(x.text == "Kismet mentions William Dieterle" for x in evidence.triples)
+            assert chunk_docs <= {c.split("#")[0] for x in evidence.facts for c in x.chunks}
+    evidence = DocumentGraphSolver().retrieve(hig_store, embedder, "Who directed Kismet?",
+                                              DocumentGraphOptions(strategy=strategy))  # type: ignore[arg-type]
+    assert any(x.text == "Kismet mentions William Dieterle" for x in evidence.facts)
 
 
 def test_ask_hig_through_the_llm(hig_store, scripted_llm) -> None:
     scripted_llm.push({"status": 429}, {"content": "William Dieterle", "delay": 0.3})
-    result = CliRunner().invoke(cli, ["ask", "Who directed Kismet?", "--solver", "hig",
-                                      "--strategy", "attentive", "--hig-n", "2", "--json"])
+    result = CliRunner().invoke(cli, ["ask", "Who directed Kismet?", "--solver",
+                                      "document-graph", "--strategy", "attentive", "--seeds",
+                                      "2", "--json"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.output)
-    assert out["answer"] == "William Dieterle" and out["solver"] == "hig"
+    assert out["answer"] == "William Dieterle" and out["solver"] == "document-graph"
     assert out["documents"][0]["id"] == "Kismet"
     prompt = scripted_llm.requests[-1]["messages"][0]["content"]
     assert "Kismet mentions William Dieterle" in prompt and "Who directed Kismet?" in prompt
-    assert {"documents", "triples", "chunks", "answer"} <= set(out["timings_ms"])
+    assert {"documents", "facts", "chunks", "answer"} <= set(out["timings_ms"])
 
 
 def test_ask_cqr_through_the_llm(hig_store, scripted_llm) -> None:
@@ -124,8 +126,9 @@ def test_ask_cqr_through_the_llm(hig_store, scripted_llm) -> None:
         {"status": 429},
         {"content": "Kismet (1944) was directed by William Dieterle.", "delay": 0.2},  # context
         "William Dieterle")                                     # the answer
-    result = CliRunner().invoke(cli, ["ask", "Who directed Kismet?", "--solver", "cqr",
-                                      "--cqr-k", "4", "--chunks", "3", "--json"])
+    result = CliRunner().invoke(cli, ["ask", "Who directed Kismet?", "--solver",
+                                      "triple-context", "--nearest-facts", "4", "--passages",
+                                      "3", "--json"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.output)
     assert out["answer"] == "William Dieterle"
@@ -140,17 +143,19 @@ def test_ask_cqr_through_the_llm(hig_store, scripted_llm) -> None:
 
 def test_cqr_without_an_llm_and_the_evaluation_modes(hig_store, embedder,
                                                      tmp_path: Path) -> None:
-    from kgdb.retrieve.cqr import CqrSettings, fuse, retrieve_cqr
+    from kgdb.retrieve.cqr import TripleContextOptions, TripleContextSolver, fuse
+    from kgdb.retrieve.passages import nearest_passages
 
     vector = embedder.embed(["Who directed Kismet?"])[0]
-    result = retrieve_cqr(hig_store, embedder, "Who directed Kismet?", vector,
-                          CqrSettings(extract_k=3, chunks=4))
-    assert result.kept == result.extracted and len(result.extracted) == 3
-    assert result.context == ". ".join(t.text for t in result.evidence.triples) + "."
-    expected = fuse(vector, embedder.embed([result.context])[0], 0.7)
-    assert np.allclose(result.fused, expected)
-    assert abs(float(np.linalg.norm(result.fused)) - 1.0) < 1e-9
-    assert len(result.evidence.passages) == 4
+    evidence = TripleContextSolver().retrieve(hig_store, embedder, "Who directed Kismet?",
+                                              TripleContextOptions(nearest_facts=3, passages=4))
+    assert evidence.detail["kept"] == 3 and len(evidence.detail["extracted"]) == 3  # type: ignore[arg-type]
+    context = str(evidence.detail["context"])
+    assert context == ". ".join(f.sentence for f in evidence.facts) + "."
+    fused = fuse(vector, embedder.embed([context])[0], 0.7)
+    assert abs(float(np.linalg.norm(fused)) - 1.0) < 1e-9
+    assert [p.id for p in evidence.passages] == [p.id for p in nearest_passages(hig_store,
+                                                                                 fused, 4)]
 
     questions = tmp_path / "q.jsonl"
     questions.write_text("".join(json.dumps(q) + "\n" for q in [
@@ -158,25 +163,31 @@ def test_cqr_without_an_llm_and_the_evaluation_modes(hig_store, embedder,
         {"question": "What does a volcano release?", "supporting": ["Volcano", "Magma"]}]),
         encoding="utf-8")
     run = CliRunner().invoke(cli, ["eval", "retrieval", "--questions", str(questions),
-                                   "--mode", "vector,kgr-onehop,kgr-attentive,kgr-multihop,cqr",
+                                   "--mode", "vector,triple-context", "--mode",
+                                   "document-graph:facts=0", "--mode",
+                                   "document-graph:facts=0,strategy=attentive",
                                    "--k", "2,5", "--json"])
     assert run.exit_code == 0, run.output
     report = json.loads(run.output)
-    assert set(report["recall"]) == {"vector", "kgr-onehop", "kgr-attentive", "kgr-multihop",
-                                     "cqr"}
-    assert report["recall"]["cqr"]["recall@5"] == 1.0
-    assert set(report["latency_ms"]) >= {"embed", "cqr", "kgr-onehop"}
+    assert set(report["recall"]) == {"vector", "triple-context", "document-graph:facts=0",
+                                     "document-graph:facts=0,strategy=attentive"}
+    assert report["recall"]["triple-context"]["recall@5"] == 1.0
+    assert set(report["latency_ms"]) >= {"embed", "triple-context", "document-graph:facts=0"}
 
 
 def test_bad_settings_and_no_triple_texts(cli_store, embedder, scripted_llm) -> None:
-    bad = CliRunner().invoke(cli, ["ask", "q", "--solver", "cqr", "--alpha", "2"])
+    bad = CliRunner().invoke(cli, ["ask", "q", "--solver", "triple-context", "--alpha", "2"])
     assert bad.exit_code == 2 and "--alpha" in bad.output
-    from kgdb.retrieve.cqr import CqrError, CqrSettings, retrieve_cqr
+    other = CliRunner().invoke(cli, ["retrieve", "q", "--solver", "vector", "--seeds", "2"])
+    assert other.exit_code == 2 and "--seeds is an option of document-graph" in other.output
+    from pydantic import ValidationError
+
+    from kgdb.retrieve.cqr import CqrError, TripleContextOptions, TripleContextSolver
 
     with pytest.raises(CqrError, match="kgdb index triples first"):
-        retrieve_cqr(cli_store, embedder, "q", embedder.embed(["q"])[0], CqrSettings())
-    with pytest.raises(Exception, match="unknown KG-Retriever strategy 'twohop'"):
-        HigSettings(strategy="twohop").check()
+        TripleContextSolver().retrieve(cli_store, embedder, "q", TripleContextOptions())
+    with pytest.raises(ValidationError, match="strategy"):
+        DocumentGraphOptions(strategy="twohop")  # type: ignore[arg-type]
 
 
 def test_bench_retrieve_documents_reports_latency_per_mode(hig_store, tmp_path: Path) -> None:
@@ -184,12 +195,14 @@ def test_bench_retrieve_documents_reports_latency_per_mode(hig_store, tmp_path: 
     questions.write_text(json.dumps({"question": "Who directed Kismet?",
                                      "supporting": ["Kismet"]}) + "\n", encoding="utf-8")
     result = CliRunner().invoke(cli, ["bench", "retrieve", "--documents", str(questions),
-                                      "--mode", "vector,kgr-attentive,hig-multihop,cqr",
-                                      "--json"])
+                                      "--mode", "vector,triple-context", "--mode",
+                                      "document-graph:facts=0,strategy=attentive", "--mode",
+                                      "document-graph:strategy=multihop", "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
-    assert set(report["latency_ms"]) == {"embed", "vector", "kgr-attentive", "hig-multihop",
-                                         "cqr"}
+    assert set(report["latency_ms"]) == {
+        "embed", "vector", "document-graph:facts=0,strategy=attentive",
+        "document-graph:strategy=multihop", "triple-context"}
     assert all(v["p50"] >= 0 and v["p90"] >= v["p50"] for v in report["latency_ms"].values())
     missing = CliRunner().invoke(cli, ["bench", "retrieve"])
     assert missing.exit_code == 2 and "give --questions (MetaQA) or --documents" in missing.output
@@ -197,13 +210,13 @@ def test_bench_retrieve_documents_reports_latency_per_mode(hig_store, tmp_path: 
 
 MUSIQUE_RECALL = {  # README, "KG-Retriever's retrieval, triple texts and KG-CQR"
     "vector": (0.5, 0.64, 0.705),
-    "kgr-onehop": (0.4875, 0.6192, 0.6875),
-    "kgr-attentive": (0.4875, 0.6342, 0.6675),
-    "kgr-multihop": (0.4875, 0.6342, 0.6725),
-    "hig-onehop": (0.2283, 0.3117, 0.3783),
-    "hig-attentive": (0.2733, 0.405, 0.4983),
-    "hig-multihop": (0.2733, 0.395, 0.4933),
-    "cqr": (0.4425, 0.5925, 0.6692),
+    "document-graph:facts=0": (0.4875, 0.6192, 0.6875),
+    "document-graph:facts=0,strategy=attentive": (0.4875, 0.6342, 0.6675),
+    "document-graph:facts=0,strategy=multihop": (0.4875, 0.6342, 0.6725),
+    "document-graph": (0.2283, 0.3117, 0.3783),
+    "document-graph:strategy=attentive": (0.2733, 0.405, 0.4983),
+    "document-graph:strategy=multihop": (0.2733, 0.395, 0.4933),
+    "triple-context": (0.4425, 0.5925, 0.6692),
 }
 
 
@@ -220,8 +233,9 @@ def test_musique_every_mode_without_an_llm(cli_store) -> None:
                   "--mention-facts", "--ttr", "--no-progress"], ["index", "knn"]):
         result = CliRunner().invoke(cli, args)
         assert result.exit_code == 0, result.output
+    modes = [arg for mode in MUSIQUE_RECALL for arg in ("--mode", mode)]
     result = CliRunner().invoke(cli, ["eval", "retrieval", "--questions", str(questions),
-                                      "--mode", ",".join(MUSIQUE_RECALL), "--json"])
+                                      *modes, "--json"])
     assert result.exit_code == 0, result.output
     recall = json.loads(result.output)["recall"]
     got = {m: tuple(r[f"recall@{k}"] for k in (2, 5, 10)) for m, r in recall.items()}

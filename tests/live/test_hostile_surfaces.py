@@ -43,8 +43,8 @@ def hostile_figures(request: pytest.FixtureRequest) -> Iterator[None]:
         return
     with capture.global_and_fixture_disabled():
         reporter.write_line("")
-        reporter.write_line("hostile input suite (cases tried, stored verbatim, rejected cleanly, "
-                            "failures):")
+        reporter.write_line("hostile suite (cases tried, correct: stored verbatim or rejected "
+                            "cleanly as documented, failures):")
         for line in TALLY.lines():
             reporter.write_line(line)
 

@@ -66,7 +66,7 @@ def test_ask(metaqa_store: Any, scripted_llm: Any, monkeypatch: pytest.MonkeyPat
                                    "Who directed Kismet?", "--json"])
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
-    assert data["answer"] == "William Dieterle" and data["solver"] == "lf"
+    assert data["answer"] == "William Dieterle" and data["solver"] == "logical-form"
 
 
 def test_registered_in_kgdb_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -43,7 +43,7 @@ def test_plan_execute_judge(metaqa_store: Any, kb: KB, scripted_llm: Any) -> Non
     assert "directed_by" in planner_request[0]["content"]  # the graph's relations are shown
     judge_request = scripted_llm.requests[1]["messages"][1]["content"]
     assert sorted(expected)[0] in judge_request
-    assert result.to_json()["solver"] == "lf"
+    assert result.to_json()["solver"] == "logical-form"
     assert "Cypher" not in result.render() or "MATCH" in result.render()
 
 

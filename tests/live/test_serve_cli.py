@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -56,6 +57,8 @@ def test_readme_serve_commands_run_as_written(home_env: dict[str, str]) -> None:
     assert [t["name"] for t in json.loads(listed.stdout)] == ["bi"]
     assert oct((Path(home_env["KGDB_HOME"]) / "tokens.json").stat().st_mode & 0o777) == "0o600"
 
+    for load in (c for c in commands if c.startswith("kgdb load")):
+        assert _run(home_env, *shlex.split(load)[1:]).returncode == 0, load
     port = free_port()
     serve = next(c for c in commands if c.startswith("kgdb serve")).rstrip("&").strip()
     serve = serve.replace("--port 8765", f"--port {port}")

@@ -133,7 +133,7 @@ def test_ask_json_and_engines(graph, scripted_llm, kgdb):
                          "--engine", engine, "--k", "2")
         assert result.exit_code == 0, result.output
         data = json.loads(result.output)
-        assert data["answer"] == ANSWER_REPLY and data["solver"] == "simgrag"
+        assert data["answer"] == ANSWER_REPLY and data["solver"] == "pattern"
         assert data["engine"] == engine
         assert len(data["subgraphs"]) == 2
         assert data["subgraphs"][0]["triples"] == [["Tokyo Godfathers", "directed_by",

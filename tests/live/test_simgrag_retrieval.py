@@ -1,5 +1,6 @@
-"""SimGRAG retrieval on the embedded FalkorDB: generated Cypher and the optimized engine
-against a brute-force reference, exact L2 distances, typed unknowns, components."""
+"""SimGRAG retrieval on both engines: generated Cypher, the optimized engine and (on a Neo4j
+with kgdb's plugin) the native procedures against a brute-force reference, exact L2
+distances, typed unknowns, components."""
 
 from __future__ import annotations
 
@@ -193,19 +194,33 @@ def _agree(store, embedder, graph, triples, k, kn, kr, distinct):
     pattern = pattern_from_triples(triples)
     expected = brute_force(graph, embedder, pattern, k=k, k_nodes=kn, k_relations=kr,
                            distinct=distinct)
-    runs = {
-        name: search(store, embedder, pattern, k=k, k_nodes=kn, k_relations=kr,
-                     engine=engine, prune=prune, distinct=distinct)
-        for name, engine, prune in (("plain", "cypher", False), ("pruned", "cypher", True),
-                                    ("optimized", "optimized", True))
-    }
-    # one-edge components with few anchors skip the tau loop: run it for them too
-    small, simgrag.SMALL_ANCHOR = simgrag.SMALL_ANCHOR, 0
+    runs = {}
+    # A Neo4j with kgdb's plugin: the native back ends (candidates by kgdb.nearestNodes,
+    # matching by kgdb.simgrag.match), then the same store on plain Cypher for the rest.
+    native = store.dialect.SIMGRAG_MATCH is not None
+    if native:
+        runs["native"] = search(store, embedder, pattern, k=k, k_nodes=kn, k_relations=kr,
+                                engine="native", distinct=distinct)
+        assert runs["native"].paths["vector"] == "kgdb.nearestNodes"
+        store.detect_plugin(use=False)
     try:
-        runs["tau-loop"] = search(store, embedder, pattern, k=k, k_nodes=kn, k_relations=kr,
-                                  distinct=distinct)
+        runs.update({
+            name: search(store, embedder, pattern, k=k, k_nodes=kn, k_relations=kr,
+                         engine=engine, prune=prune, distinct=distinct)
+            for name, engine, prune in (("plain", "cypher", False), ("pruned", "cypher", True),
+                                        ("optimized", "optimized", True))
+        })
+        assert "kgdb" not in runs["plain"].paths["match"] + runs["plain"].paths["vector"]
+        # one-edge components with few anchors skip the tau loop: run it for them too
+        small, simgrag.SMALL_ANCHOR = simgrag.SMALL_ANCHOR, 0
+        try:
+            runs["tau-loop"] = search(store, embedder, pattern, k=k, k_nodes=kn,
+                                      k_relations=kr, distinct=distinct)
+        finally:
+            simgrag.SMALL_ANCHOR = small
     finally:
-        simgrag.SMALL_ANCHOR = small
+        if native:
+            store.detect_plugin(use=True)
     want = [r[0] for comp in expected for r in comp]
     for name, result in runs.items():
         got = [s.gsd for s in result.subgraphs]
@@ -216,7 +231,7 @@ def _agree(store, embedder, graph, triples, k, kn, kr, distinct):
     # The engines sum the same candidate distances in the same order and break ties the same
     # way: identical answers, bit for bit.
     reference = [(s.gsd, s.node_ids, s.triples) for s in runs["plain"].subgraphs]
-    for name in ("pruned", "tau-loop", "optimized"):
+    for name in ("pruned", "tau-loop", "optimized", *(("native",) if native else ())):
         assert [(s.gsd, s.node_ids, s.triples) for s in runs[name].subgraphs] == reference, name
 
 

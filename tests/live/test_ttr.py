@@ -15,7 +15,9 @@ from click.testing import CliRunner
 
 from kgdb.cli import cli
 from kgdb.documents.pipeline import DocumentOptions, delete_documents, load_documents
-from kgdb.documents.ttr import index_triples, indexed_types, verbalise
+from kgdb.documents.ttr import index_triples
+from kgdb.link.names import verbalise
+from kgdb.link.triples import indexed_types
 from kgdb.retrieve.cqr import nearest_facts
 from kgdb.schema.apply import rebuild_vector_indexes
 
@@ -78,7 +80,7 @@ def test_texts_embeddings_indexes_and_search(cli_store, embedder, tmp_path: Path
             expected = float(np.dot(np.asarray(facts[f.key]["embedding"], dtype=np.float64), q))
             assert abs(f.score - expected) < 1e-5
     assert got[0].key == ("Kismet", "directed_by", "William Dieterle")
-    assert nearest_facts(store, q, 5, types=["release_year"])[0].type == "release_year"
+    assert nearest_facts(store, q, 5, types=["release_year"])[0].relation == "release_year"
 
     # unchanged: nothing written
     again = index_triples(store, embedder, progress=False)

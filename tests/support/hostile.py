@@ -126,11 +126,14 @@ class Tally:
         return out
 
     def lines(self) -> list[str]:
-        rows = [f"  {name:<34} tried {f.tried:>5}  verbatim {f.verbatim:>5}  rejected "
-                f"{f.rejected:>5}  failures {f.failures}" for name, f in sorted(self.surfaces.items())]
-        t = self.total()
-        rows.append(f"  {'TOTAL':<34} tried {t.tried:>5}  verbatim {t.verbatim:>5}  rejected "
-                    f"{t.rejected:>5}  failures {t.failures}")
+        """One line per surface: tried, correct (stored verbatim or rejected cleanly, as the
+        contract says), of which verbatim and rejected, and failures."""
+        def line(name: str, f: Figures) -> str:
+            return (f"  {name:<48} tried {f.tried:>5}  correct {f.verbatim + f.rejected:>5} "
+                    f"(verbatim {f.verbatim:>5}, rejected {f.rejected:>5})  failures "
+                    f"{f.failures}")
+        rows = [line(name, f) for name, f in sorted(self.surfaces.items())]
+        rows.append(line("TOTAL", self.total()))
         return rows
 
     def to_json(self) -> str:

@@ -5,6 +5,7 @@ Each scripted step is one of::
     "text"                              # a 200 chat completion with this content
     {"content": "...", "delay": 2.0}    # answer after a delay (slow endpoint)
     {"status": 429}                     # an HTTP error status (429, 500...)
+    {"raw": "any bytes"}                # a 200 whose body is exactly this (odd reply shapes)
     callable(request_json) -> step      # decide from the request
 
 Steps are consumed in order; when the script runs out, ``default`` (if set) answers.
@@ -89,6 +90,15 @@ class ScriptedOpenAI:
                     step = {"content": step}
                 if step.get("delay"):
                     time.sleep(float(step["delay"]))
+                if "raw" in step:
+                    data = step["raw"] if isinstance(step["raw"], bytes) else \
+                        str(step["raw"]).encode("utf-8", "surrogatepass")
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
                 status = int(step.get("status", 200))
                 if status != 200:
                     self._send(status, {"error": {"message": step.get("content", "error"),

@@ -15,7 +15,8 @@ import kgdb
 ROOT = Path(kgdb.__file__).parent
 
 LAYERS: list[set[str]] = [
-    {"errors", "text", "statement", "config"},     # leaves: errors, text contract, settings
+    {"errors", "text", "statement", "config", "vocabulary", "measure"},  # leaves: errors, text
+    # contract, settings, the graph vocabulary, percentiles and timers
     {"ir"},                                         # the pattern and the linked pattern
     {"dsl"},                                        # front-ends: logical forms, rules, patterns
     {"dialects"},                                   # what differs between engines
@@ -104,6 +105,12 @@ def test_no_import_cycle_between_units() -> None:
         if unit in reach(unit):
             cycles.append(unit)
     assert cycles == [], f"units on an import cycle: {sorted(cycles)}"
+
+
+def test_retrieval_does_not_import_ingestion() -> None:
+    """What retrieval and ingestion both need lives below both (link, cypher)."""
+    found = sorted(mod for a, b, mod in edges() if a == "retrieve" and b in ("documents", "load"))
+    assert found == []
 
 
 CYPHER_HOMES = {"cypher", "dialects"}

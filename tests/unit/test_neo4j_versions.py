@@ -41,3 +41,21 @@ def test_the_same_plugins_everywhere() -> None:
     pom = (ROOT / "kgdb" / "data" / "neo4j" / "pom.xml").read_text()
     for artifact in ("apoc-core", "apoc-extended", "opengds-extension"):
         assert f"<artifactId>{artifact}</artifactId>" in pom, artifact
+
+
+def test_kgdb_plugin_matches_neo4j_kgdb_and_docker() -> None:
+    """neo4j-plugin/ builds against the Neo4j kgdb runs, carries kgdb's version (what
+    ``kgdb procedures status`` compares), and every server allows ``kgdb.*``."""
+    import kgdb
+
+    plugin = (ROOT / "neo4j-plugin" / "pom.xml").read_text()
+    assert f"<neo4j.version>{pom_property('neo4j.version')}</neo4j.version>" in plugin
+    version = re.search(r"</artifactId>\s*(?:<!--.*?-->\s*)?<version>([^<]+)</version>",
+                        plugin, re.DOTALL)
+    assert version and version.group(1) == kgdb.__version__
+    compose = (ROOT / "docker" / "compose.yaml").read_text()
+    assert f"neo4j-plugin/target/kgdb-neo4j-plugin-{kgdb.__version__}.jar:/plugins/" in compose
+    assert "kgdb.*" in compose_value("NEO4J_dbms_security_procedures_allowlist")
+    conf = (ROOT / "kgdb" / "data" / "neo4j" / "neo4j.conf").read_text()
+    assert re.search(r"^dbms\.security\.procedures\.allowlist=.*kgdb\.\*", conf, re.MULTILINE)
+    assert '"apoc.*,gds.*,custom.*,kgdb.*"' in (ROOT / "tests" / "conftest.py").read_text()

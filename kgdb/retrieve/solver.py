@@ -1,0 +1,135 @@
+"""The solver contract: every way kgdb answers a question is one :class:`Solver` with its own
+options model, found in :mod:`kgdb.retrieve.registry`.
+
+A solver's options are a pydantic model whose fields each declare, once, their default, range
+and help; the command line (``kgdb ask``, ``kgdb retrieve``), the service's OpenAPI schema and
+the MCP tools' schemas are generated from these models. An option that several solvers share
+(``passages``) is declared once in a mixin both inherit.
+
+``retrieve`` returns :class:`~kgdb.retrieve.evidence.Evidence`; ``ask`` adds the LLM's answer
+(:class:`Answer`). Which steps need an LLM is the solver's to say (:meth:`Solver.llm_needed`).
+"""
+
+from __future__ import annotations
+
+import abc
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kgdb.embed.base import Embedder
+from kgdb.engine.base import GraphStore
+from kgdb.errors import KgdbError
+from kgdb.llm import ChatClient
+from kgdb.measure import elapsed_ms
+from kgdb.retrieve.evidence import Evidence, Json
+
+
+class AskError(KgdbError):
+    """A question cannot be answered with the options given (a solver without what it needs)."""
+
+
+class LlmRequiredError(AskError):
+    """The step asked for needs an LLM and none is configured."""
+
+
+class SolverOptions(BaseModel):
+    """Options every solver's model extends: ``solver`` names the solver (and tells the
+    service's request models apart)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    solver: str
+
+
+class PassageOptions(BaseModel):
+    """Solvers that hand passages (chunks) to the answer step."""
+
+    passages: int = Field(10, ge=0, le=1000, description=(
+        "passages (chunks) given with the evidence; documents are ranked from them"))
+
+
+OptionsT = TypeVar("OptionsT", bound=SolverOptions)
+
+
+@dataclass
+class Answer:
+    """A solver's answer and the evidence it came from; ``verdict`` for fact verification."""
+
+    evidence: Evidence
+    text: str | None = None
+    verdict: bool | None = None
+
+    def to_json(self, *, statements: bool = True) -> dict[str, Json]:
+        out = self.evidence.to_json(statements=statements)
+        head: dict[str, Json] = {"question": out.pop("question"), "solver": out.pop("solver")}
+        if self.text is not None:
+            head["answer"] = self.text
+        if self.verdict is not None:
+            head["verdict"] = self.verdict
+        return {**head, **out}
+
+
+class Solver(abc.ABC, Generic[OptionsT]):
+    """One way of answering. Subclasses set the class attributes and implement
+    :meth:`retrieve`; the default :meth:`ask` retrieves, then has the LLM answer from the
+    evidence's knowledge lines."""
+
+    name: ClassVar[str]
+    """What users type: ``kgdb ask --solver NAME``, ``kgdb eval retrieval --mode NAME``."""
+    aliases: ClassVar[tuple[str, ...]] = ()
+    """Earlier names, accepted and mapped to :attr:`name`."""
+    summary: ClassVar[str]
+    """One line for ``--help`` and the schemas."""
+    options: ClassVar[type[SolverOptions]]
+
+    def llm_needed(self, options: OptionsT, *, answer: bool) -> str | None:
+        """Why this solver needs an LLM for retrieval (``answer=False``) or for an answer
+        (``answer=True``), or None when it does not."""
+        return "the answer is written by an LLM" if answer else None
+
+    @abc.abstractmethod
+    def retrieve(self, store: GraphStore, embedder: Embedder, question: str,
+                 options: OptionsT, llm: ChatClient | None = None) -> Evidence:
+        """The evidence for ``question``; ``llm`` only where :meth:`llm_needed` says so (or
+        where the solver uses one when given, as KG-CQR's filter does)."""
+
+    def answer(self, llm: ChatClient, evidence: Evidence, options: OptionsT) -> Answer:
+        """The LLM's answer from ``evidence``."""
+        return Answer(evidence, answer_from(llm, evidence.question, evidence.knowledge()))
+
+    def ask(self, store: GraphStore, embedder: Embedder, llm: ChatClient, question: str,
+            options: OptionsT) -> Answer:
+        evidence = self.retrieve(store, embedder, question, options, llm)
+        start = time.perf_counter()
+        answer = self.answer(llm, evidence, options)
+        evidence.timings_ms["answer"] = elapsed_ms(start)
+        return answer
+
+    def for_recall(self, options: OptionsT, k: int) -> OptionsT:
+        """``options`` that rank at least ``k`` documents where the solver can (``kgdb eval
+        retrieval`` asks for its largest cut-off)."""
+        return options
+
+
+ANSWER_PROMPT = """\
+Answer the question from the knowledge below: facts from a knowledge graph and passages from \
+documents. Use only this knowledge; if it does not contain the answer, say that it does not. \
+Answer in one short sentence or a list of names, without explanation.
+
+Knowledge:
+{knowledge}
+
+Question: {question}
+Answer:"""
+
+
+def answer_from(client: ChatClient, question: str, knowledge: Sequence[str]) -> str:
+    """The model's answer to ``question`` from the ``knowledge`` lines (KG-Retriever's and
+    KG-CQR's generation step: the retrieved knowledge combined with the original question)."""
+    prompt = ANSWER_PROMPT.format(knowledge="\n".join(knowledge) or "(nothing was retrieved)",
+                                  question=question.strip())
+    return client.complete([{"role": "user", "content": prompt}]).strip()

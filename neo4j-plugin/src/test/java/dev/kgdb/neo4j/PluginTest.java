@@ -1,0 +1,273 @@
+package dev.kgdb.neo4j;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.neo4j.graphdb.GraphDatabaseService;
+import org.neo4j.graphdb.QueryExecutionException;
+import org.neo4j.harness.Neo4j;
+import org.neo4j.harness.Neo4jBuilders;
+
+/** The plugin on a real in-process Neo4j (neo4j-harness): each function and procedure against
+ * brute force computed here or by plain Cypher, and hostile arguments. */
+class PluginTest {
+    static Neo4j neo4j;
+    static GraphDatabaseService db;
+    static final int DIM = 8;
+    static final String[] TYPES = {"acted_in", "directed_by", "has_genre"};
+
+    @BeforeAll
+    static void start() {
+        neo4j = Neo4jBuilders.newInProcessBuilder().withDisabledServer()
+                .withFunction(Functions.class).withProcedure(Nearest.class)
+                .withProcedure(SimGrag.class).build();
+        db = neo4j.defaultDatabaseService();
+        Random random = new Random(7);
+        List<Map<String, Object>> nodes = new ArrayList<>();
+        for (int i = 0; i < 60; i++) {
+            List<Double> v = new ArrayList<>();
+            for (int d = 0; d < DIM; d++) v.add(random.nextGaussian());
+            nodes.add(Map.of("id", String.format("e%02d", i), "name", "entity " + i, "embedding", v));
+        }
+        List<Map<String, Object>> rels = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            rels.add(Map.of("a", String.format("e%02d", random.nextInt(60)),
+                    "b", String.format("e%02d", random.nextInt(60)), "t", TYPES[random.nextInt(3)]));
+        }
+        db.executeTransactionally("CREATE CONSTRAINT ent_id IF NOT EXISTS FOR (n:Entity) REQUIRE n.id IS UNIQUE");
+        db.executeTransactionally("CREATE VECTOR INDEX ent_vec IF NOT EXISTS FOR (n:Entity) ON (n.embedding) "
+                + "OPTIONS {indexConfig: {`vector.dimensions`: 8, `vector.similarity_function`: 'euclidean', "
+                + "`vector.quantization.enabled`: false}}");
+        db.executeTransactionally("UNWIND $nodes AS n CREATE (e:Entity) SET e = n", Map.of("nodes", nodes));
+        for (String t : TYPES) {  // plain Cypher cannot parameterise a type: one statement per type
+            db.executeTransactionally("UNWIND $rels AS r WITH r WHERE r.t = $t "
+                    + "MATCH (a:Entity {id: r.a}), (b:Entity {id: r.b}) CREATE (a)-[:`" + t + "`]->(b)",
+                    Map.of("rels", rels, "t", t));
+        }
+        db.executeTransactionally("CALL db.awaitIndexes(300)");
+    }
+
+    @AfterAll
+    static void stop() {
+        neo4j.close();
+    }
+
+    static List<Map<String, Object>> rows(String cypher, Map<String, Object> params) {
+        return db.executeTransactionally(cypher, params, r -> {
+            List<Map<String, Object>> out = new ArrayList<>();
+            r.forEachRemaining(out::add);
+            return out;
+        });
+    }
+
+    static Object one(String cypher, Map<String, Object> params) {
+        return rows(cypher, params).get(0).values().iterator().next();
+    }
+
+    static String failure(String cypher, Map<String, Object> params) {
+        QueryExecutionException e = assertThrows(QueryExecutionException.class, () -> rows(cypher, params));
+        String message = e.getMessage();
+        return message;
+    }
+
+    @Test
+    void versionIsTheBuiltOne() {
+        assertEquals(Functions.VERSION, one("RETURN kgdb.version() AS v", Map.of()));
+        assertFalse(Functions.VERSION.contains("$"));
+    }
+
+    @Test
+    void l2IsBitIdenticalToCypherReduce() {
+        Random random = new Random(1);
+        for (int trial = 0; trial < 50; trial++) {
+            List<Double> a = new ArrayList<>(), b = new ArrayList<>();
+            for (int i = 0; i < 384; i++) {
+                a.add((double) (float) random.nextGaussian());
+                b.add(a.get(i) + (trial % 5 == 0 ? 1e-6 * random.nextGaussian() : random.nextGaussian()));
+            }
+            Map<String, Object> p = Map.of("a", a, "b", b);
+            double exact = (double) one("RETURN sqrt(reduce(acc = 0.0, i IN range(0, size($a) - 1) | "
+                    + "acc + ($a[i] - $b[i]) ^ 2)) AS d", p);
+            assertEquals(exact, (double) one("RETURN kgdb.l2($a, $b) AS d", p));
+            double cos = (double) one("RETURN kgdb.cosine($a, $b) AS c", p);
+            double plain = (double) one("RETURN 2.0 * vector.similarity.cosine($a, $b) - 1.0 AS c", p);
+            assertEquals(plain, cos, 1e-6);
+        }
+        assertEquals(0.0, (double) one("RETURN kgdb.l2([1.0, 2.0], [1.0, 2.0]) AS d", Map.of()));
+        assertEquals(5.0, (double) one("RETURN kgdb.l2([0, 0], [3, 4]) AS d", Map.of()));
+        assertEquals(1.0e-6, (double) one("RETURN kgdb.l2([0.0], [1.0e-6]) AS d", Map.of()), 1e-20);
+    }
+
+    @Test
+    void distanceFunctionsRejectHostileArguments() {
+        assertNull(one("RETURN kgdb.l2(null, [1.0]) AS d", Map.of()));
+        assertNull(one("RETURN kgdb.cosine([1.0], null) AS d", Map.of()));
+        assertTrue(failure("RETURN kgdb.l2([], []) AS d", Map.of()).contains("kgdb.l2: a is an empty list"));
+        assertTrue(failure("RETURN kgdb.l2([1.0, 0.0/0.0], [1.0, 2.0]) AS d", Map.of()).contains("a[1] is NaN"));
+        assertTrue(failure("RETURN kgdb.l2([1.0], [1.0, 2.0]) AS d", Map.of()).contains("different sizes (1 and 2)"));
+        assertTrue(failure("RETURN kgdb.l2('x', [1.0]) AS d", Map.of()).contains("a is a String"));
+        assertTrue(failure("RETURN kgdb.l2([1.0, 'x'], [1.0, 2.0]) AS d", Map.of()).contains("a[1] is String"));
+        assertTrue(failure("RETURN kgdb.l2([1.0, null], [1.0, 2.0]) AS d", Map.of()).contains("a[1] is null"));
+        assertTrue(failure("RETURN kgdb.cosine([0.0], [1.0]) AS d", Map.of()).contains("zeros"));
+    }
+
+    @Test
+    void nearestNodesIsTheExactTopK() {
+        Random random = new Random(3);
+        List<Map<String, Object>> all = rows("MATCH (n:Entity) RETURN n.id AS id, n.embedding AS v", Map.of());
+        for (int trial = 0; trial < 20; trial++) {
+            List<Double> q = new ArrayList<>();
+            for (int d = 0; d < DIM; d++) q.add(random.nextGaussian());
+            double[] qv = Vectors.of(q, "q");
+            List<Map.Entry<String, Double>> brute = new ArrayList<>();
+            for (Map<String, Object> row : all) {
+                brute.add(Map.entry((String) row.get("id"), Vectors.l2(Vectors.of(row.get("v"), "v"), qv)));
+            }
+            brute.sort(Map.Entry.<String, Double>comparingByValue().thenComparing(Map.Entry.comparingByKey()));
+            int k = 1 + trial % 7;
+            List<Map<String, Object>> got = rows("CALL kgdb.nearestNodes('ent_vec', $q, $k) YIELD node, distance "
+                    + "RETURN node.id AS id, distance ORDER BY distance, id LIMIT $k", Map.of("q", q, "k", k));
+            assertEquals(k, got.size());
+            for (int i = 0; i < k; i++) {
+                assertEquals(brute.get(i).getKey(), got.get(i).get("id"));
+                assertEquals(brute.get(i).getValue(), (double) got.get(i).get("distance"));
+            }
+        }
+    }
+
+    @Test
+    void nearestNodesRejectsHostileArguments() {
+        Map<String, Object> q = Map.of("q", List.of(1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0));
+        assertTrue(failure("CALL kgdb.nearestNodes('nope', $q, 3)", q).contains("there is no index named nope"));
+        assertTrue(failure("CALL kgdb.nearestNodes('ent_id', $q, 3)", q).contains("is not a vector index of nodes"));
+        assertTrue(failure("CALL kgdb.nearestRelationships('ent_vec', $q, 3)", q).contains("not a vector index of relationships"));
+        assertTrue(failure("CALL kgdb.nearestNodes('ent_vec', $q, 0)", q).contains("k must be an integer from 1"));
+        assertTrue(failure("CALL kgdb.nearestNodes('ent_vec', $q, null)", q).contains("k must be an integer from 1"));
+        assertTrue(failure("CALL kgdb.nearestNodes('ent_vec', null, 3)", q).contains("vector is null"));
+        assertTrue(failure("CALL kgdb.nearestNodes('ent_vec', [], 3)", q).contains("vector is an empty list"));
+        assertTrue(failure("CALL kgdb.nearestNodes(null, $q, 3)", q).contains("index is null"));
+    }
+
+    // ------------------------------------------------------------------ SimGRAG matching
+    static Map<String, Object> component(Random random, int nCand, int kTypes) {
+        List<Map<String, Object>> ca = new ArrayList<>();
+        for (int i = 0; i < nCand; i++) {
+            ca.add(Map.of("id", String.format("e%02d", random.nextInt(60)), "d", (double) random.nextInt(4) / 4));
+        }
+        List<Map<String, Object>> t0 = new ArrayList<>(), t1 = new ArrayList<>();
+        for (int i = 0; i < kTypes; i++) {
+            t0.add(Map.of("type", TYPES[i], "d", (double) random.nextInt(3) / 2));
+            t1.add(Map.of("type", TYPES[(i + 1) % 3], "d", (double) random.nextInt(3) / 2));
+        }
+        List<Map<String, Object>> cc = new ArrayList<>();
+        for (int i = 0; i < 30; i++) {
+            cc.add(Map.of("id", String.format("e%02d", random.nextInt(60)), "d", (double) random.nextInt(4) / 4));
+        }
+        Map<String, Object> nodes0 = new HashMap<>();
+        nodes0.put("candidates", dedupe(ca));
+        Map<String, Object> nodes1 = new HashMap<>();
+        nodes1.put("candidates", null);
+        Map<String, Object> nodes2 = new HashMap<>();
+        nodes2.put("candidates", dedupe(cc));
+        List<List<Boolean>> differ = List.of(List.of(true, true, true), List.of(true, true, true), List.of(true, true, true));
+        return Map.of("label", "Entity", "anchor", 0L, "order", List.of(0L, 1L),
+                "nodes", List.of(nodes0, nodes1, nodes2),
+                "edges", List.of(Map.of("source", 0L, "target", 1L, "directed", false, "types", t0),
+                        Map.of("source", 1L, "target", 2L, "directed", false, "types", t1)),
+                "differ", differ);
+    }
+
+    static List<Map<String, Object>> dedupe(List<Map<String, Object>> items) {
+        Map<Object, Map<String, Object>> out = new HashMap<>();
+        for (Map<String, Object> item : items) out.putIfAbsent(item.get("id"), item);
+        List<Map<String, Object>> list = new ArrayList<>(out.values());
+        list.sort(Comparator.comparing(x -> (String) x.get("id")));
+        return list;
+    }
+
+    static Map<String, Double> asMap(Object items, String key) {
+        Map<String, Double> out = new HashMap<>();
+        for (Object o : (List<?>) items) {
+            Map<?, ?> m = (Map<?, ?>) o;
+            out.put((String) m.get(key), (Double) m.get("d"));
+        }
+        return out;
+    }
+
+    @Test
+    void simgragMatchEqualsTheBruteForceCypher() {
+        Random random = new Random(11);
+        for (int trial = 0; trial < 40; trial++) {
+            Map<String, Object> c = component(random, 1 + random.nextInt(12), 1 + random.nextInt(3));
+            List<?> nodes = (List<?>) c.get("nodes");
+            List<?> edges = (List<?>) c.get("edges");
+            Map<String, Object> p = new HashMap<>();
+            p.put("c", c);
+            int k = 1 + random.nextInt(6);
+            p.put("k", (long) k);
+            p.put("a", asMap(((Map<?, ?>) nodes.get(0)).get("candidates"), "id"));
+            p.put("z", asMap(((Map<?, ?>) nodes.get(2)).get("candidates"), "id"));
+            p.put("t0", asMap(((Map<?, ?>) edges.get(0)).get("types"), "type"));
+            p.put("t1", asMap(((Map<?, ?>) edges.get(1)).get("types"), "type"));
+            // Every match, then sorted: the brute force the procedure must equal row for row.
+            List<Map<String, Object>> brute = rows(
+                    "MATCH (a:Entity)-[r0]-(b:Entity)-[r1]-(c:Entity) "
+                    + "WHERE a.id IN keys($a) AND c.id IN keys($z) AND type(r0) IN keys($t0) "
+                    + "AND type(r1) IN keys($t1) AND r0 <> r1 AND a <> b AND b <> c AND a <> c "
+                    + "WITH a, b, c, r0, r1, $a[a.id] + $z[c.id] + $t0[type(r0)] + $t1[type(r1)] AS gsd "
+                    + "ORDER BY gsd, a.id, b.id, c.id, type(r0), startNode(r0).id, type(r1), startNode(r1).id "
+                    + "LIMIT $k RETURN gsd, [a.id, b.id, c.id] AS ids, "
+                    + "[[startNode(r0).id, type(r0), endNode(r0).id], [startNode(r1).id, type(r1), endNode(r1).id]] AS triples", p);
+            List<Map<String, Object>> got = rows("CALL kgdb.simgrag.match($c, $k) YIELD gsd, ids, names, triples "
+                    + "RETURN gsd, ids, triples", p);
+            assertEquals(brute.size(), got.size(), "trial " + trial);
+            for (int i = 0; i < got.size(); i++) {
+                assertEquals(brute.get(i).get("gsd"), got.get(i).get("gsd"), "trial " + trial + " row " + i);
+                assertEquals(brute.get(i).get("ids"), got.get(i).get("ids"), "trial " + trial + " row " + i);
+            }
+        }
+    }
+
+    @Test
+    void simgragMatchRejectsHostileArguments() {
+        Map<String, Object> c = component(new Random(5), 3, 2);
+        assertTrue(failure("CALL kgdb.simgrag.match(null, 3)", Map.of()).contains("component is null"));
+        assertTrue(failure("CALL kgdb.simgrag.match($c, 0)", Map.of("c", c)).contains("k must be an integer from 1"));
+        Map<String, Object> bad = new HashMap<>(c);
+        bad.put("anchor", 1L);
+        assertTrue(failure("CALL kgdb.simgrag.match($c, 3)", Map.of("c", bad)).contains("anchor node 1 has no candidates"));
+        bad.put("anchor", 7L);
+        assertTrue(failure("CALL kgdb.simgrag.match($c, 3)", Map.of("c", bad)).contains("anchor must be an index from 0 to 2"));
+        bad = new HashMap<>(c);
+        bad.put("nodes", List.of(Map.of("candidates", List.of(Map.of("id", "e01", "d", Double.NaN))), Map.of(), Map.of()));
+        assertTrue(failure("CALL kgdb.simgrag.match($c, 3)", Map.of("c", bad)).contains("nodes[0].candidates[0].d must be a finite"));
+        bad.put("nodes", "x");
+        assertTrue(failure("CALL kgdb.simgrag.match($c, 3)", Map.of("c", bad)).contains("nodes must be a list"));
+        bad = new HashMap<>(c);
+        bad.put("order", List.of(1L, 1L));
+        assertTrue(failure("CALL kgdb.simgrag.match($c, 3)", Map.of("c", bad)).contains("repeats an edge"));
+        // 10^5 candidates (most of them ids that do not exist): answered, not a server failure
+        List<Map<String, Object>> many = new ArrayList<>();
+        for (int i = 0; i < 100_000; i++) many.add(Map.of("id", "x" + i, "d", 0.5));
+        many.add(Map.of("id", "e01", "d", 0.1));
+        Map<String, Object> n0 = new HashMap<>();
+        n0.put("candidates", many);
+        bad = new HashMap<>(c);
+        bad.put("nodes", List.of(n0, ((List<?>) c.get("nodes")).get(1), ((List<?>) c.get("nodes")).get(2)));
+        rows("CALL kgdb.simgrag.match($c, 3) YIELD gsd RETURN gsd", Map.of("c", bad));
+        bad.put("maxStates", 10L);
+        assertTrue(failure("CALL kgdb.simgrag.match($c, 3) YIELD gsd RETURN gsd", Map.of("c", bad)).contains("more than 10 partial matches"));
+    }
+}
