@@ -12,8 +12,9 @@ import kgdb
 
 
 def test_stable_names_are_exported() -> None:
-    assert set(kgdb.__all__) == {"Answer", "AskOptions", "EvidenceRow", "KgdbError",
-                                 "KnowledgeBase", "PatternSpec", "__version__", "connect"}
+    assert set(kgdb.__all__) == {"SOLVERS", "Answer", "Evidence", "EvidenceRow", "KgdbError",
+                                 "KnowledgeBase", "PatternSpec", "__version__", "connect",
+                                 "parse_options"}
     for name in kgdb.__all__:
         assert getattr(kgdb, name) is not None
 
