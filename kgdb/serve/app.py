@@ -14,7 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from importlib.metadata import version
@@ -364,19 +364,37 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
         return ops.procedures(call.store)
 
     @app.post("/relay/ask", tags=["relay"])
-    def relay_ask(body: AskRequest, call: Reader) -> list[dict[str, Any]]:
-        """For ``custom.kgdb.ask``: one flat row per answer (rank, answer, solver, evidence)."""
-        return ops.relay_ask(call.store, body.question, body.options)
+    def relay_ask(body: AskRequest, call: Reader, request: Request) -> list[dict[str, Any]]:
+        """For ``custom.kgdb.ask``: one flat row per answer (rank, answer, solver, evidence);
+        a refused question is one row ``{error}`` (see :func:`_relayed`)."""
+        return _relayed(request, lambda: ops.relay_ask(call.store, body.question, body.options))
 
     @app.post("/relay/ask-evidence", tags=["relay"])
-    def relay_evidence(body: AskRequest, call: Reader) -> list[dict[str, Any]]:
-        """For ``custom.kgdb.askEvidence``: the evidence rows, without an answer."""
-        return ops.relay_evidence(call.store, body.question, body.options)
+    def relay_evidence(body: AskRequest, call: Reader, request: Request
+                       ) -> list[dict[str, Any]]:
+        """For ``custom.kgdb.askEvidence``: the evidence rows, without an answer; a refused
+        question is one row ``{error}``."""
+        return _relayed(request, lambda: ops.relay_evidence(call.store, body.question,
+                                                            body.options))
 
     return app
 
 
 # ---------------------------------------------------------------------- helpers
+def _relayed(request: Request, rows: Callable[[], list[dict[str, Any]]]
+             ) -> list[dict[str, Any]]:
+    """A relay's rows, or for a question the service refuses (no LLM configured, a solver
+    without what it needs) one row ``{error}`` with HTTP 200: APOC's JSON loader shows only
+    the status of a failed request, never its body, so the procedure raises this message
+    itself (``custom.kgdb.ask``: "kgdb: no LLM is configured on this server ...")."""
+    try:
+        return rows()
+    except errors.KgdbError as exc:
+        rid = _request_id(request)
+        status, message = report(exc, rid, request.url.path)
+        return [{"error": f"{message} (status {status}, request {rid})"}]
+
+
 def _token(tokens: TokenFile, header: str | None) -> Token:
     if not header:
         raise ServiceError(401, "a bearer token is required (Authorization: Bearer <token>)")

@@ -21,7 +21,9 @@ RULES = f"hypertension={ROOT / 'dsl' / 'examples' / 'hypertension.rules'}"
 def test_with_service_wires_bi_tools_in_one_command(tmp_path: Path) -> None:
     import neo4j
 
-    home, env = tmp_path / "n", {"KGDB_HOME": str(tmp_path / "k")}
+    # the service runs without an LLM (empty counts as unset)
+    home = tmp_path / "n"
+    env = {"KGDB_HOME": str(tmp_path / "k"), "OPENAI_BASE_URL": "", "OPENAI_API_KEY": ""}
     started = kgdb("neo4j", "start", "--home", str(home), "--with-service", "--rules", RULES,
                    "--json", env=env, timeout=900)
     assert started.returncode == 0, started.stderr[-2000:]
@@ -45,6 +47,12 @@ def test_with_service_wires_bi_tools_in_one_command(tmp_path: Path) -> None:
                 "YIELD rank, head, relation, tail RETURN rank, head, relation, tail")
             assert (evidence[0]["head"], evidence[0]["relation"], evidence[0]["tail"]) == \
                 ("Kismet", "directed_by", "William Dieterle")
+            # a relayed procedure that needs an LLM says so in one line
+            with pytest.raises(neo4j.exceptions.ClientError) as refused:
+                driver.execute_query("CALL custom.kgdb.ask('Who directed Kismet?')")
+            message = refused.value.message or ""
+            assert "kgdb: no LLM is configured on this server" in message, message
+            assert "HTTP response code" not in message
         # the sample's schema added the chunk index: run again to install what it allows
         again = json.loads(kgdb("neo4j", "start", "--home", str(home), "--with-service",
                                 "--rules", RULES, "--json", env=env).stdout)
