@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import logging
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
@@ -45,7 +46,7 @@ GRAPH_HEADER = "X-Kgdb-Graph"
 REQUEST_ID = "X-Request-Id"
 TRUNCATED = "X-Kgdb-Truncated"
 MAX_QUESTION = 4000
-OPEN_PATHS = ("/livez", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json")
+OPEN_PATHS = ("/livez", "/readyz", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json")
 """Paths that need no token; every other request shows a valid one before its body is read."""
 
 
@@ -260,6 +261,9 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> Any:
+        # the model loads beside the first requests (/livez answers, /readyz says when)
+        warming = threading.Thread(target=_warm, args=(ops,), daemon=True, name="kgdb-warm")
+        warming.start()
         yield
         tenants.close()
 
@@ -302,8 +306,17 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
     # ------------------------------------------------------------------ endpoints
     @app.get("/livez", tags=["service"])
     def livez() -> dict[str, str]:
-        """Liveness for process managers; needs no token and says nothing about the data."""
+        """Liveness for process managers (the process answers); needs no token and says
+        nothing about the data. Readiness is ``/readyz``."""
         return {"status": "ok"}
+
+    @app.get("/readyz", tags=["service"], responses={503: {"description": "still loading"}})
+    def readyz() -> JSONResponse:
+        """Readiness for load balancers: 200 once the embedding model is loaded (requests
+        are then answered without waiting for it), 503 ``loading`` before; no token."""
+        if ops.ready:
+            return JSONResponse({"status": "ready"})
+        return JSONResponse({"status": "loading"}, 503)
 
     @app.get("/health", tags=["service"])
     def health(call: Reader) -> dict[str, Any]:
@@ -381,6 +394,13 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
 
 
 # ---------------------------------------------------------------------- helpers
+def _warm(ops: Operations) -> None:
+    try:
+        ops.warm()
+    except Exception:  # the first request reports the same failure to its caller
+        log.exception("loading the embedding model failed")
+
+
 def _relayed(request: Request, rows: Callable[[], list[dict[str, Any]]]
              ) -> list[dict[str, Any]]:
     """A relay's rows, or for a question the service refuses (no LLM configured, a solver
