@@ -36,9 +36,9 @@ DOCUMENTS = {
     "juarez.md": "# Juarez\n\nJuarez is a 1939 historical film by William Dieterle, with Paul "
                  "Muni as Benito Juarez and Bette Davis as the Empress Carlota of Mexico.\n",
 }
-QUESTIONS = [("Which film shows a beggar poet in Baghdad?", "kismet"),
-             ("Who played Benito Juarez?", "juarez"),
-             ("Which film has a cabaret singer called Lola Lola?", "blue_angel")]
+QUESTIONS = [("Which film shows a beggar poet in Baghdad?", "kismet"),  # a document id
+             ("Who played Benito Juarez?", "Juarez"),  # titles, as in MuSiQue
+             ("Which film has a cabaret singer called Lola Lola?", "The Blue Angel")]
 @pytest.fixture(scope="module")
 def wheel_venv(tmp_path_factory: pytest.TempPathFactory,
                record_testsuite_property: Any) -> Path:
