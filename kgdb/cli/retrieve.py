@@ -9,27 +9,17 @@ are :class:`KgdbError`s, which ``kgdb.cli.main`` prints as one line with exit st
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 from typing import Any
 
 import click
 
-from kgdb.cli.context import Context, pass_context
+from kgdb.cli.context import Context, current_context, pass_context
 from kgdb.cli.output import emit_json, json_option
 from kgdb.cli.solvers import click_option, options_from_cli, pattern_field_options, solver_options
 from kgdb.dsl.pattern import pattern_triples
 from kgdb.errors import KgdbError
 from kgdb.retrieve.cqr import TripleContextOptions
-
-
-def _open() -> tuple[contextlib.AbstractContextManager[Any], Any]:
-    """The store (closed with the invocation, so ``with`` leaves it open) and embedder of the
-    ``kgdb`` invocation (``--uri``/``--graph``)."""
-    from kgdb.cli.context import current_context
-
-    context = current_context()
-    return contextlib.nullcontext(context.store), context.embedder
 
 
 @click.command("pattern")
@@ -62,18 +52,19 @@ def _llm_or_none() -> Any:
 @click.argument("question")
 @solver_options
 @json_option
-def ask_command(question: str, solver: str, pattern: tuple[str, ...], as_json: bool,
-                **options: Any) -> None:
+@pass_context
+def ask_command(ctx: Context, question: str, solver: str, pattern: tuple[str, ...],
+                as_json: bool, **options: Any) -> None:
     """Answer QUESTION from the graph with an LLM (OPENAI_BASE_URL, OPENAI_API_KEY): the
     answer, the evidence it came from and the Cypher that ran. Every solver needs the LLM to
     write the answer; pattern without --pattern and logical-form also need it to plan.
     Without an LLM, kgdb retrieve gives the evidence alone."""
-    from kgdb.retrieve.ask import ask
+    from kgdb.retrieve.ask import ask, require_llm
 
     parsed = options_from_cli(solver, pattern, options)
-    opened, embedder = _open()
-    with opened as store:
-        answer = ask(store, embedder, _llm_or_none(), question, parsed)
+    llm = _llm_or_none()
+    require_llm(parsed, llm, answer=True)  # before the database is opened
+    answer = ask(ctx.store, ctx.embedder, llm, question, parsed)
     if as_json:
         emit_json(answer.to_json())
         return
@@ -95,18 +86,18 @@ def ask_command(question: str, solver: str, pattern: tuple[str, ...], as_json: b
 @click.option("--cypher/--no-cypher", "show_cypher", default=True, show_default=True,
               help="Show the Cypher that ran, with its parameters.")
 @json_option
-def retrieve_command(question: str, solver: str, pattern: tuple[str, ...], show_cypher: bool,
-                     as_json: bool, **options: Any) -> None:
+@pass_context
+def retrieve_command(ctx: Context, question: str, solver: str, pattern: tuple[str, ...],
+                     show_cypher: bool, as_json: bool, **options: Any) -> None:
     """The evidence for QUESTION, without an answer: no LLM needed, except for the pattern
     solver without --pattern (the LLM writes the pattern graph) and logical-form (it plans).
     Example: kgdb retrieve 'who directed Kismet?' --pattern 'Kismet|directed_by|UNKNOWN 1'."""
-    from kgdb.retrieve.ask import llm_needed, retrieve
+    from kgdb.retrieve.ask import llm_needed, require_llm, retrieve
 
     parsed = options_from_cli(solver, pattern, options)
-    opened, embedder = _open()
     llm = _llm_or_none() if llm_needed(parsed, answer=False) else None
-    with opened as store:
-        evidence = retrieve(store, embedder, question, parsed, llm)
+    require_llm(parsed, llm, answer=False)
+    evidence = retrieve(ctx.store, ctx.embedder, question, parsed, llm)
     if as_json:
         emit_json(evidence.to_json(statements=show_cypher))
         return
@@ -128,9 +119,8 @@ def _metaqa_run(questions_files: tuple[Path, ...], patterns: str, limit: int | N
     questions = []
     for path in questions_files:
         questions += read_questions(path)[: limit or None]
-    opened, embedder = _open()
-    with opened as store:
-        return evaluate(store, embedder, questions, **options)
+    context = current_context()
+    return evaluate(context.store, context.embedder, questions, **options)
 
 
 def _print_report(report: dict[str, Any]) -> None:
@@ -296,10 +286,9 @@ def eval_beam_command(questions_files: tuple[Path, ...], ks: str, beam_width: in
     questions = []
     for path in questions_files:
         questions += read_questions(path)[: limit or None]
-    opened, embedder = _open()
-    with opened as store:
-        report = evaluate_beam(store, embedder, questions, ks=cutoffs, width=beam_width,
-                               direction=direction)
+    context = current_context()
+    report = evaluate_beam(context.store, context.embedder, questions, ks=cutoffs,
+                           width=beam_width, direction=direction)
     if as_json:
         emit_json(report)
         return

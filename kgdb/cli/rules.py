@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,17 @@ from kgdb.dsl.rules_ast import RuleSet
 from kgdb.dsl.rules_check import load_rules
 from kgdb.errors import DslError
 from kgdb.solve.rules import Conclusion, evaluate
+
+
+@contextlib.contextmanager
+def _label_flag() -> Iterator[None]:
+    """The library names its ``label`` parameter; on the command line that is ``--label``."""
+    try:
+        yield
+    except DslError as exc:
+        if "the label option" not in str(exc):
+            raise
+        raise DslError(str(exc).replace("the label option", "--label")) from None
 
 
 def read_rules(path: Path) -> RuleSet:
@@ -47,9 +60,12 @@ def compile_command(file: Path, dialect_name: str, label: str | None, ruleset: s
     """Print the Cypher (and parameters) of FILE's rules; needs no database."""
     rules = read_rules(file)
     dialect = get_dialect(dialect_name)
-    click.echo(cypher_rules.script(dialect, rules, label=label, ruleset=ruleset or file.stem,
-                               header=f"kgdb rules compile {file.name} --dialect {dialect.NAME}"
-                                      + (f" --label {label}" if label else "")), nl=False)
+    with _label_flag():
+        script = cypher_rules.script(
+            dialect, rules, label=label, ruleset=ruleset or file.stem,
+            header=f"kgdb rules compile {file.name} --dialect {dialect.NAME}"
+                   + (f" --label {label}" if label else ""))
+    click.echo(script, nl=False)
 
 
 @rules_group.command("apply")
@@ -61,8 +77,9 @@ def apply_command(file: Path, label: str | None, ruleset: str | None) -> None:
     from kgdb.solve.rules_apply import apply_rules
 
     rules = read_rules(file)
-    report = apply_rules(current_context().store, rules, label=label,
-                         ruleset=ruleset or file.stem)
+    with _label_flag():
+        report = apply_rules(current_context().store, rules, label=label,
+                             ruleset=ruleset or file.stem)
     for description, rows in report.steps:
         click.echo(f"{description}: {rows}")
     click.echo(f"ruleset {report.ruleset!r} evaluated at {report.evaluated_at}")

@@ -127,11 +127,11 @@ class ConditionCompiler:
 
 
 def instance_label(rules: RuleSet, rule: Rule, default_label: str | None) -> str:
-    """Which stored nodes a rule judges: its Define subject type, else ``--label``."""
+    """Which stored nodes a rule judges: its Define subject type, else ``default_label``."""
     label = rule.subject or default_label
     if not label:
-        raise rules.error(f"Define ({rule.concept.text()}) names no subject type: pass --label "
-                          "to say which nodes it judges", rule.span)
+        raise rules.error(f"Define ({rule.concept.text()}) names no subject type: give the "
+                          "label of the nodes it judges (the label option)", rule.span)
     return label
 
 

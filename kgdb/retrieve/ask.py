@@ -15,12 +15,25 @@ from kgdb.retrieve.evidence import Evidence
 from kgdb.retrieve.registry import solver_named
 from kgdb.retrieve.solver import Answer, AskError, LlmRequiredError, SolverOptions
 
-__all__ = ["Answer", "AskError", "LlmRequiredError", "ask", "llm_needed", "retrieve"]
+__all__ = ["Answer", "AskError", "LlmRequiredError", "ask", "llm_needed", "require_llm",
+           "retrieve"]
 
 
 def llm_needed(options: SolverOptions, *, answer: bool) -> str | None:
     """Why the solver of ``options`` needs an LLM for this step (None: it does not)."""
     return solver_named(options.solver).llm_needed(options, answer=answer)
+
+
+def require_llm(options: SolverOptions, llm: ChatClient | None, *, answer: bool) -> None:
+    """A :class:`LlmRequiredError` that says why, when the step needs an LLM and ``llm`` is
+    None (checked before anything else runs)."""
+    if llm is not None:
+        return
+    reason = solver_named(options.solver).llm_needed(options, answer=answer)
+    if reason:
+        hint = "; kgdb retrieve gives the evidence without one" if answer else ""
+        raise LlmRequiredError(f"no LLM is configured (OPENAI_BASE_URL, OPENAI_API_KEY) and "
+                               f"{reason}{hint}")
 
 
 def retrieve(store: GraphStore, embedder: Embedder, question: str, options: SolverOptions,
@@ -29,22 +42,17 @@ def retrieve(store: GraphStore, embedder: Embedder, question: str, options: Solv
     used where the solver needs one (SimGRAG without a pattern, logical forms) and, when
     given, where it helps (KG-CQR's filter and context)."""
     _check_question(question)
-    solver = solver_named(options.solver)
-    reason = solver.llm_needed(options, answer=False)
-    if reason and llm is None:
-        raise LlmRequiredError(f"no LLM is configured and {reason}")
-    return solver.retrieve(store, embedder, question, options, llm)
+    require_llm(options, llm, answer=False)
+    return solver_named(options.solver).retrieve(store, embedder, question, options, llm)
 
 
 def ask(store: GraphStore, embedder: Embedder, llm: ChatClient | None, question: str,
         options: SolverOptions) -> Answer:
     """``question`` answered by ``options.solver`` from the graph, with its evidence."""
     _check_question(question)
-    solver = solver_named(options.solver)
-    if llm is None:
-        raise LlmRequiredError(f"no LLM is configured and {solver.llm_needed(options, answer=True)}"
-                               "; kgdb retrieve gives the evidence without one")
-    return solver.ask(store, embedder, llm, question, options)
+    require_llm(options, llm, answer=True)
+    assert llm is not None
+    return solver_named(options.solver).ask(store, embedder, llm, question, options)
 
 
 def _check_question(question: str) -> None:

@@ -37,8 +37,6 @@ from kgdb.retrieve.evidence import Evidence, Fact, RankedDocument
 from kgdb.retrieve.passages import passages_by_id
 from kgdb.retrieve.solver import PassageOptions, Solver, SolverOptions
 
-STRATEGIES = ("onehop", "attentive", "multihop")
-
 
 class DocumentGraphOptions(PassageOptions, SolverOptions):
     solver: Literal["document-graph"] = "document-graph"

@@ -544,9 +544,3 @@ def describe(result: Retrieval, *, cypher: bool = True, max_params: int = 2000) 
                  f"({result.engine} engine; matched by {result.paths.get('match', '?')}, "
                  f"vector search by {result.paths.get('vector', '?')})")
     return lines
-
-
-def retrieve(store: GraphStore, embedder: Embedder, pattern: Pattern, *, k: int = 3,
-             **options: Any) -> list[Subgraph]:
-    """The top-``k`` subgraphs for ``pattern`` (see :func:`search` for the options)."""
-    return search(store, embedder, pattern, k=k, **options).subgraphs

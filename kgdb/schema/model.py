@@ -93,10 +93,6 @@ class TypeDef:
     line: int = 0
 
     @property
-    def base_label(self) -> str:
-        return BASE_LABELS[self.kind]
-
-    @property
     def text(self) -> str:
         """The text embedded for linking types by meaning."""
         parts = [humanize(self.name)]

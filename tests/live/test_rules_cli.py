@@ -99,7 +99,7 @@ def test_compile_prints_cypher_for_both_dialects() -> None:
     unknown = kgdb("rules", "compile", RULES, "--dialect", "neo4", "--label", "P")
     assert unknown.exit_code == 1 and "did you mean 'neo4j'" in unknown.output
     no_label = kgdb("rules", "compile", RULES)
-    assert no_label.exit_code == 1 and "pass --label" in no_label.output
+    assert no_label.exit_code == 1 and "give the label of the nodes it judges (--label)" in no_label.output
 
 
 def test_load_and_apply_through_the_cli(cli_graph, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -81,7 +81,7 @@ def test_hostile_names_are_quoted_or_rejected() -> None:
 
 def test_materialise_needs_a_label_when_no_subject() -> None:
     rules = load_rules((ROOT / "dsl/examples/hypertension.rules").read_text(), "h.rules")
-    with pytest.raises(DslSemanticError, match="pass --label"):
+    with pytest.raises(DslSemanticError, match="the label option"):
         materialise_statements(get_dialect("neo4j"), rules, label=None, ruleset="h", evaluated_at="t")
 
 

@@ -140,10 +140,19 @@ def test_flags_map_to_the_chosen_solvers_options() -> None:
         parse_options({"solver": "vector", "passages": float("nan")})
 
 
-def test_ask_help_says_what_needs_an_llm() -> None:
+def test_ask_help_says_what_needs_an_llm(monkeypatch: pytest.MonkeyPatch) -> None:
     result = CliRunner().invoke(cli, ["ask", "--help"])
     assert result.exit_code == 0
     assert "with an LLM" in result.output and "kgdb retrieve" in result.output
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    result = CliRunner().invoke(cli, ["ask", "q", "--solver", "vector"])
+    assert result.exit_code == 1
+    assert result.output.strip().endswith("no LLM is configured (OPENAI_BASE_URL, "
+                                          "OPENAI_API_KEY) and the answer is written by an LLM; "
+                                          "kgdb retrieve gives the evidence without one")
+    result = CliRunner().invoke(cli, ["retrieve", "q", "--solver", "logical-form"])
+    assert result.exit_code == 1 and "plans with an LLM" in result.output
 
 
 def test_evidence_rows_groups_and_documents() -> None:
