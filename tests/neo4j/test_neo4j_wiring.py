@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,12 +25,13 @@ def test_with_service_wires_bi_tools_in_one_command(tmp_path: Path) -> None:
     # the service runs without an LLM (empty counts as unset)
     home = tmp_path / "n"
     env = {"KGDB_HOME": str(tmp_path / "k"), "OPENAI_BASE_URL": "", "OPENAI_API_KEY": ""}
-    started = kgdb("neo4j", "start", "--home", str(home), "--with-service", "--rules", RULES,
-                   "--json", env=env, timeout=900)
-    assert started.returncode == 0, started.stderr[-2000:]
-    info = json.loads(started.stdout)
-    settings = {k: info[k] for k in ("KGDB_URI", "NEO4J_USERNAME", "NEO4J_PASSWORD")}
-    try:
+    info: dict[str, Any] = {}
+    try:  # whatever fails, the finally stops what the command started
+        started = kgdb("neo4j", "start", "--home", str(home), "--with-service", "--rules",
+                       RULES, "--json", env=env, timeout=900)
+        assert started.returncode == 0, started.stderr[-2000:]
+        info = json.loads(started.stdout)
+        settings = {k: info[k] for k in ("KGDB_URI", "NEO4J_USERNAME", "NEO4J_PASSWORD")}
         assert info["service_url"].startswith("http://127.0.0.1:")
         assert {"custom.kgdb.ask", "custom.kgdb.askEvidence",
                 "custom.kgdb.rules.hypertension"} <= set(info["procedures"])
