@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import json
 from pathlib import Path
 from typing import Any
@@ -14,11 +13,11 @@ from kgdb.cli.context import Context, pass_context
 from kgdb.cli.output import emit_json, json_option
 from kgdb.errors import ConfigError
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
-
 
 def default_token_file(ctx: Context) -> Path:
-    return ctx.settings.home / "tokens.json"
+    from kgdb.serve.policy import default_token_file as token_file
+
+    return token_file(ctx.settings.home)
 
 
 tokens_option = click.option(
@@ -104,15 +103,14 @@ def serve_command(ctx: Context, host: str, port: int, token_path: Path | None,
         app = create_app(ServeConfig(ctx.settings, TokenFile(path, [])))
         click.echo(json.dumps(app.openapi(), indent=2))
         return
-    if host not in LOOPBACK and not _is_loopback(host) and not path.exists():
-        raise ConfigError(f"kgdb serve --host {host}: listening beyond this machine needs a "
-                          f"token file ({path} is missing): create one with kgdb tokens add")
-    if not path.exists():
-        tokens = TokenFile(path, [])
-        secret = tokens.add("local", ("read", "write") if allow_writes else ("read",),
-                           ("*",))
+    from kgdb.serve.policy import serving_tokens
+
+    try:
+        tokens, secret = serving_tokens(path, host, allow_writes=allow_writes)
+    except ConfigError as exc:
+        raise ConfigError(f"kgdb serve --host {host}: {exc}") from None
+    if secret is not None:
         click.echo(f"kgdb: created {path} with token 'local': {secret}", err=True)
-    tokens = TokenFile.load(path)
     config = ServeConfig(ctx.settings, tokens, allow_writes=allow_writes, timeout_s=timeout_s,
                          max_rows=max_rows, max_body=max_body,
                          rulesets=read_rulesets(rule_specs))
@@ -123,13 +121,6 @@ def serve_command(ctx: Context, host: str, port: int, token_path: Path | None,
                f"http://{host}:{port} ({'writes allowed' if allow_writes else 'read-only'}; "
                f"{len(tokens.tokens)} token(s) from {path})", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
-
-
-def _is_loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 # ---------------------------------------------------------------------- kgdb tokens

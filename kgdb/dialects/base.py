@@ -1,13 +1,13 @@
-"""The common Cypher generator. Engines override only what differs (see neo4j.py, falkordb.py).
-
-Every statement kgdb runs is built here or in a dialect subclass: a reviewer finds all of
-kgdb's Cypher in this package. Builders return :class:`~kgdb.statement.Statement` objects
-(text and parameters together); identifiers go through :func:`quote_identifier`, values are
-always parameters.
+"""What differs between engines: one :class:`Dialect` per engine (neo4j.py, falkordb.py), the
+common parts here. The methods an engine must provide are abstract, so a third engine sees its
+contract; statements are built in :mod:`kgdb.cypher` from these pieces (DDL, vector and
+full-text calls, score conversions, subqueries, engine commands). Identifiers go through
+:func:`quote_identifier`, values are always parameters.
 """
 
 from __future__ import annotations
 
+import abc
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -108,7 +108,7 @@ class BulkEdges:
 _QUALIFIED_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+")
 
 
-class Dialect:
+class Dialect(abc.ABC):
     """Turns kgdb's needs into Cypher for one engine. Subclasses set the flags below."""
 
     NAME: ClassVar[str] = "base"
@@ -188,14 +188,17 @@ class Dialect:
         """The expression that stores the list ``expr`` as a vector property."""
         return self.VECTOR_VALUE.format(expr)
 
+    @abc.abstractmethod
     def score_to_l2(self, score: str) -> str:
         """Turn a vector-index ``score`` into the exact L2 (euclidean) distance."""
         raise NotImplementedError
 
+    @abc.abstractmethod
     def l2_distance(self, stored: str, query: str) -> str:
         """L2 distance between a stored vector property and a list parameter."""
         raise NotImplementedError
 
+    @abc.abstractmethod
     def subquery(self, imports: Sequence[str], body: str) -> str:
         """A correlated subquery that imports ``imports`` from the outer query."""
         raise NotImplementedError
@@ -242,15 +245,19 @@ class Dialect:
         return f"kgdb_{base}"
 
     # ------------------------------------------------------------------ DDL
+    @abc.abstractmethod
     def create_range_index(self, label: str, prop: str) -> list[Operation]:
         raise NotImplementedError
 
+    @abc.abstractmethod
     def create_unique_constraint(self, label: str, prop: str) -> list[Operation]:
         raise NotImplementedError
 
+    @abc.abstractmethod
     def create_fulltext_index(self, label: str, props: Sequence[str]) -> list[Operation]:
         raise NotImplementedError
 
+    @abc.abstractmethod
     def create_vector_index(self, label: str, prop: str, dimension: int, *,
                             relationship: bool = False) -> list[Operation]:
         """A vector index (L2) on ``label.prop``; with ``relationship``, ``label`` is a
@@ -261,6 +268,7 @@ class Dialect:
         """A NOT NULL constraint on ``label.prop`` (only where EXISTENCE_CONSTRAINTS)."""
         raise UnsupportedFeatureError("a property-existence constraint", self.NAME)
 
+    @abc.abstractmethod
     def drop_index(self, info: IndexInfo) -> list[Operation]:
         raise NotImplementedError
 
@@ -268,19 +276,24 @@ class Dialect:
         """A statement that waits until new indexes are online, where the engine has one."""
         return None
 
+    @abc.abstractmethod
     def list_indexes(self) -> Statement:
         raise NotImplementedError
 
+    @abc.abstractmethod
     def parse_indexes(self, rows: list[dict[str, Any]]) -> list[IndexInfo]:
         raise NotImplementedError
 
+    @abc.abstractmethod
     def list_constraints(self) -> Statement:
         raise NotImplementedError
 
+    @abc.abstractmethod
     def parse_constraints(self, rows: list[dict[str, Any]]) -> list[IndexInfo]:
         raise NotImplementedError
 
     # ------------------------------------------------------------------ vector search
+    @abc.abstractmethod
     def vector_search_call(self, label: str, prop: str, k: str, vector: str) -> str:
         """``CALL ... YIELD node, score`` over the vector index of ``label.prop``.
 
@@ -322,6 +335,7 @@ class Dialect:
     """The procedure that runs SimGRAG's top-k matching of one component in the database
     (:func:`kgdb.cypher.simgrag.match_native`), or None."""
 
+    @abc.abstractmethod
     def relationship_vector_search_call(self, rel_type: str, prop: str, k: str,
                                         vector: str) -> str:
         """``CALL ... YIELD relationship, score`` over the vector index of relationships of
@@ -333,10 +347,12 @@ class Dialect:
         (``a.embedding``) as the query instead of a list parameter."""
         return self.vector_search_call(label, prop, k, stored)
 
+    @abc.abstractmethod
     def cosine_similarity(self, a: str, b: str) -> str:
         """The cosine similarity of two stored vectors, in [-1, 1]."""
         raise NotImplementedError
 
+    @abc.abstractmethod
     def fulltext_search_call(self, label: str, props: Sequence[str], query: str) -> str:
         """``CALL ... YIELD node, score`` over the full-text index of ``label``."""
         raise NotImplementedError
@@ -386,6 +402,7 @@ class Dialect:
         """
         return self.exact_l2_prepared(stored, self.vector_value(query))
 
+    @abc.abstractmethod
     def exact_l2_prepared(self, stored: str, prepared: str) -> str:
         """Like :meth:`exact_l2_distance`, for a query already made a vector with
         :meth:`vector_value` (convert once per query, not once per row)."""
