@@ -97,3 +97,35 @@ def triples_summary(report: TripleIndexReport) -> str:
     return (f"triple texts: {report.written} written ({rate:.0f}/s), {report.unchanged} "
             f"unchanged, {report.facts} facts of {report.types} relation types in "
             f"{report.seconds:.1f} s{created}{rebuilt}")
+
+
+@index_group.command("ppr")
+@click.option("--synonym-threshold", default=0.8, show_default=True,
+              type=click.FloatRange(0.0, 1.0, min_open=True),
+              help="Cosine of two phrases' name embeddings from which they get a synonym "
+                   "edge (HippoRAG 2: 0.8).")
+@click.option("--no-gazetteer", is_flag=True,
+              help="Phrases only from the text's spans, not also the graph's entity names.")
+@click.option("--no-titles", is_flag=True,
+              help="Do not make a chunk's document title one of its phrases.")
+@click.option("--full", is_flag=True, help="Rebuild from scratch instead of updating.")
+@json_option
+@pass_context
+def ppr_command(ctx: Context, synonym_threshold: float, no_gazetteer: bool, no_titles: bool,
+                full: bool, as_json: bool) -> None:
+    """Build or update the retrieval graph of `--mode ppr` (personalized PageRank): phrases
+    the chunks name, sentences, synonym edges, and on FalkorDB the stored projection. A
+    re-run extracts only new chunks and removes what deleted ones left."""
+    from kgdb.documents.ppr_graph import GraphOptions, build_graph
+
+    report = build_graph(ctx.store, ctx.embedder,
+                         GraphOptions(synonym_threshold, not no_gazetteer, not no_titles),
+                         full=full)
+    if as_json:
+        emit_json(report.to_json())
+        return
+    total = sum(report.seconds.values())
+    click.echo(f"retrieval graph {report.mode}: {report.chunks} chunks extracted, "
+               f"{report.phrases_created} phrases and {report.sentences_created} sentences "
+               f"created, {report.phrases_removed} phrases and {report.sentences_removed} "
+               f"sentences removed, {report.synonyms} synonym edges written in {total:.1f} s")

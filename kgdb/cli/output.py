@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import sys
 import threading
 import time
@@ -24,7 +25,9 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [jsonable(v) for v in value]
     if hasattr(value, "tolist"):
-        return value.tolist()
+        return jsonable(value.tolist())
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value).replace("inf", "Infinity").replace("nan", "NaN")  # JSON has none
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
     return str(value)
@@ -49,7 +52,9 @@ def elide_vectors(value: Any) -> Any:
 
 
 def emit_json(data: Any) -> None:
-    click.echo(json.dumps(jsonable(data), indent=2, ensure_ascii=False))
+    """``data`` as strict JSON (NaN and infinities as the strings ``"NaN"``, ``"Infinity"``,
+    ``"-Infinity"``: JSON has no such numbers)."""
+    click.echo(json.dumps(jsonable(data), indent=2, ensure_ascii=False, allow_nan=False))
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")

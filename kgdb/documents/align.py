@@ -10,7 +10,8 @@
 3. **Fuse by meaning**: new entities of the same type whose name embeddings are closer than
    ``similarity`` (cosine) are one entity (``NYC`` / ``New York City`` when the model puts
    them close enough; the default threshold is strict, as a wrong fusion is worse than a
-   missed one).
+   missed one). Every pair in a fused group passes the threshold (no chains), and only names
+   sharing a word or their initials are compared (:func:`fusion_groups`).
 4. **Concepts**: a semantic type (``film director``) becomes a ``Concept`` of type
    ``SemanticType`` that the entity ``belongTo``.
 
@@ -31,7 +32,7 @@ import numpy as np
 from kgdb.documents.model import Extraction
 from kgdb.embed.base import Embedder
 from kgdb.engine.base import GraphStore
-from kgdb.ir import NodeRef, Pattern, connected_groups
+from kgdb.ir import NodeRef, Pattern
 from kgdb.link import Linker, LinkSettings
 
 SEMANTIC_TYPE = "SemanticType"
@@ -169,15 +170,12 @@ def align(store: GraphStore, embedder: Embedder, extractions: Sequence[Extractio
     alias: dict[str, str] = {k: k for k in keys}
     if len(new) > 1 and settings.similarity < 1.0:
         vectors = np.asarray(embedder.embed([clusters[k].name for k in new]), dtype=np.float32)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        unit = vectors / np.where(norms == 0, 1, norms)
-        sims = unit @ unit.T
-        pairs = [(new[i], new[j]) for i in range(len(new)) for j in range(i + 1, len(new))
-                 if sims[i, j] >= settings.similarity
-                 and clusters[new[i]].type == clusters[new[j]].type]
-        for group in connected_groups(new, pairs):
-            keep = max(group, key=lambda k: (sum(clusters[k].names.values()), -new.index(k)))
-            for k in group:
+        groups = fusion_groups([clusters[k].name for k in new],
+                               [clusters[k].type for k in new], vectors, settings.similarity)
+        for group in groups:
+            members = [new[i] for i in group]
+            keep = max(members, key=lambda k: (sum(clusters[k].names.values()), -new.index(k)))
+            for k in members:
                 if k != keep:
                     clusters[keep].absorb(clusters[k])
                     alias[k] = keep
@@ -223,6 +221,74 @@ def align(store: GraphStore, embedder: Embedder, extractions: Sequence[Extractio
                    for narrow, broad in broader_concepts([n for _, _, n, _ in out.concepts])
                    for chunk in dict.fromkeys(chunks_of[narrow] + chunks_of[broad])]
     return out
+
+
+MAX_BLOCK = 256
+"""Names at most sharing one blocking key (type and word): a key more names share (a word
+as common as ``film``) decides nothing and is not compared within."""
+
+
+def _block_keys(name: str) -> set[str]:
+    """A name's blocking keys: its words, its initials (``New York City`` -> ``nyc``, so that
+    an acronym meets its expansion) and its first four letters (a misspelt ending)."""
+    words = re.findall(r"\w+", name.casefold())
+    keys = set(words)
+    if len(words) > 1:
+        keys.add("".join(w[0] for w in words))
+    letters = "".join(words)
+    if letters:
+        keys.add(f"^{letters[:4]}")
+    return keys
+
+
+def fusion_groups(names: Sequence[str], types: Sequence[str | None], vectors: Any,
+                  threshold: float, stats: dict[str, int] | None = None) -> list[list[int]]:
+    """Groups (indexes, two or more) of names to fuse as one entity: of one type, and *every*
+    pair in a group at least ``threshold`` similar (cosine of ``vectors``): fusion is not
+    transitive, so a chain of close names never pulls in one far from the others.
+
+    Sub-quadratic: only names of one type that share a blocking key (a word, or the
+    initials) are compared, in blocks of at most :data:`MAX_BLOCK`; pairs are taken from the
+    most similar down, and two groups join only when all their cross pairs pass. ``stats``
+    gets ``compared`` (pairs whose similarity was computed)."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    unit = vectors / np.where(norms == 0, 1, norms)
+    blocks: dict[tuple[str | None, str], list[int]] = {}
+    for i, name in enumerate(names):
+        for key in _block_keys(name):
+            blocks.setdefault((types[i], key), []).append(i)
+    candidates: dict[tuple[int, int], float] = {}
+    compared = 0
+    for members in blocks.values():
+        if len(members) < 2 or len(members) > MAX_BLOCK:
+            continue
+        sims = unit[members] @ unit[members].T
+        compared += len(members) * (len(members) - 1) // 2
+        for a in range(len(members)):
+            for b in range(a + 1, len(members)):
+                if sims[a, b] >= threshold:
+                    candidates[(members[a], members[b])] = float(sims[a, b])
+    if stats is not None:
+        stats["compared"] = compared
+    group_of: dict[int, list[int]] = {}
+    for (i, j), _ in sorted(candidates.items(), key=lambda item: (-item[1], item[0])):
+        gi, gj = group_of.get(i, [i]), group_of.get(j, [j])
+        if gi is gj:
+            continue
+        cross = unit[gi] @ unit[gj].T
+        if float(cross.min()) < threshold:
+            continue  # complete linkage: one far pair keeps the groups apart
+        merged = gi + gj
+        for k in merged:
+            group_of[k] = merged
+    seen: set[int] = set()
+    out = []
+    for group in group_of.values():
+        if id(group) not in seen:
+            seen.add(id(group))
+            out.append(sorted(group))
+    return sorted(out)
 
 
 def broader_concepts(names: Sequence[str]) -> list[tuple[str, str]]:

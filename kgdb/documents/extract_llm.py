@@ -25,7 +25,11 @@ retry (:func:`parse_reply`):
   entity, relation or event whose type is not declared (the declared spelling is restored
   when only case or separators differ: ``person`` -> ``Person``, ``directed by`` ->
   ``directed_by``), then relations and event arguments that name a dropped entity; items that
-  are not usable at all (no name, a name that breaks the text contract of :mod:`kgdb.text`).
+  are not usable at all (no name, a name that breaks the text contract of :mod:`kgdb.text`);
+  relations and event roles whose name cannot be a relationship type on every engine (a
+  backtick, over 256 characters) or is one of kgdb's own structural types (``belongTo``,
+  ``supporting_chunks``...). Each chunk's drops are logged as a warning naming the chunk; one
+  bad item never fails the chunk, so a cached reply holding one never blocks its document.
 
 A reply with no JSON, or JSON of no recognisable shape, is an :class:`OutputParseError`: the
 model is shown the error and asked again (``attempts``, default 3). When a chunk's attempts
@@ -60,6 +64,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from kgdb.config import environment
+from kgdb.cypher.link import STRUCTURAL_RELATIONS
+from kgdb.dialects.base import quote_identifier
 from kgdb.documents.llm_cache import ExtractionCache
 from kgdb.documents.model import (
     Chunk,
@@ -69,7 +75,7 @@ from kgdb.documents.model import (
     Extraction,
     ExtractionStats,
 )
-from kgdb.errors import ConfigError, LlmError
+from kgdb.errors import ConfigError, InvalidIdentifierError, LlmError
 from kgdb.llm.client import ChatClient, ChatReply, LlmSettings, OutputParseError
 from kgdb.llm.replies import fenced_bodies, strip_reasoning
 from kgdb.text import text_problem
@@ -88,6 +94,7 @@ DROP_EVENT_TYPE = "event of an undeclared type"
 DROP_DANGLING_RELATION = "relation naming a dropped entity"
 DROP_DANGLING_ARGUMENT = "event argument naming a dropped entity"
 DROP_UNUSABLE = "unusable item"
+DROP_RELATION_NAME = "relation or role whose name cannot be a relationship type"
 """The reasons counted in :attr:`LlmExtractor.dropped` / :attr:`ParsedReply.dropped`."""
 
 
@@ -362,6 +369,19 @@ def _optional(value: Any, *, key: bool) -> str | None:
     return None if text_problem(text, key=key) else text
 
 
+def relationship_type(name: str) -> bool:
+    """Whether ``name`` can be a fact's relationship type on every engine: quotable without
+    a backtick (FalkorDB cannot quote one), at most 256 characters, and none of kgdb's
+    structural types (a fact named ``belongTo`` would read as a concept link)."""
+    if name in STRUCTURAL_RELATIONS:
+        return False
+    try:
+        quote_identifier(name, allow_backtick=False)
+    except InvalidIdentifierError:
+        return False
+    return True
+
+
 def _name(value: Any) -> str | None:
     text = _scalar(value)
     return None if text is None or text_problem(text, key=True) else text
@@ -522,6 +542,9 @@ class _Parser:
             if relation is None:
                 self.dropped[DROP_RELATION_TYPE] += 1
                 return
+        if not relationship_type(relation):
+            self.dropped[DROP_RELATION_NAME] += 1
+            return
         head_name, tail_name = self._endpoint(head), self._endpoint(tail)
         if head_name is None or tail_name is None:
             self.dropped[DROP_DANGLING_RELATION] += 1
@@ -589,6 +612,9 @@ class _Parser:
             self.dropped[DROP_UNUSABLE] += 1
         for role, value in pairs:
             role_name = _name(role)
+            if role_name is not None and not relationship_type(role_name):
+                self.dropped[DROP_RELATION_NAME] += 1
+                continue
             values = value if isinstance(value, list) else [value]
             for one in values:
                 if one is None or (isinstance(one, str) and one.strip().casefold() in _NULLS):
@@ -766,7 +792,7 @@ class LlmExtractor:
         except OutputParseError:  # cached by an older, more lenient parser: ask again
             return None
         self.stats.cached += 1
-        self._count(parsed)
+        self._count(parsed, chunk.id)
         return parsed.extraction(chunk.id)
 
     def _request(self, client: ChatClient, chunk: Chunk) -> _Outcome:
@@ -803,9 +829,12 @@ class LlmExtractor:
             log.warning("%s (skipped)", message)
             return
         assert outcome.parsed is not None
-        self._count(outcome.parsed)
+        self._count(outcome.parsed, outcome.chunk.id)
         yield outcome.parsed.extraction(outcome.chunk.id)
 
-    def _count(self, parsed: ParsedReply) -> None:
+    def _count(self, parsed: ParsedReply, chunk_id: str) -> None:
+        if parsed.dropped:
+            log.warning("chunk %r: dropped %s", chunk_id, "; ".join(
+                f"{n} {reason}" for reason, n in sorted(parsed.dropped.items())))
         self.dropped.update(parsed.dropped)
         self.added_entities += parsed.added_entities

@@ -232,6 +232,9 @@ def load_documents(store: GraphStore, embedder: Embedder, paths: Iterable[str | 
     store.run(cy.delete_orphan_concepts())
     if extractor is not None and options.extract == "llm":
         report.extraction = extractor.stats
+        for reason, count in sorted(getattr(extractor, "dropped", {}).items()):
+            report.notes.append(f"extraction dropped {count} item(s): {reason} (the log "
+                                "names the chunks)")
     report.written = len(todo)
     report.seconds = round(time.perf_counter() - t0, 3)
     return report

@@ -17,7 +17,9 @@ Identity rules (the README's "Documents" section says the same):
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -25,7 +27,7 @@ from typing import Any
 
 from kgdb.documents.model import Document, Section
 from kgdb.errors import LoadError
-from kgdb.text import TextError, normalise_newlines, open_data_file, text_problem
+from kgdb.text import TextError, limits, normalise_newlines, open_data_file, text_problem
 
 TEXT_SUFFIXES = {".txt": "text", ".md": "markdown", ".markdown": "markdown"}
 CORPUS_SUFFIXES = {".json": "json", ".jsonl": "jsonl"}
@@ -108,17 +110,27 @@ def paragraphs(text: str, markdown: bool) -> tuple[str | None, list[Section]]:
     return title, sections
 
 
+def _check_lines(where: str, text: str) -> None:
+    """The text contract for a document's text, line by line (README, "Text"): no control
+    character but TAB, LF and CR, no lone surrogate, lines of at most ``KGDB_MAX_LINE_BYTES``
+    (the text as a whole is a file, bounded by ``KGDB_MAX_FILE_BYTES``, not a value)."""
+    limit = limits()
+    line_limit = dataclasses.replace(limit, value_bytes=1 << 62)
+    for number, line in enumerate(text.split("\n"), start=1):
+        problem = text_problem(line, limit=line_limit)
+        if problem:
+            raise LoadError(f"{where}:{number}: the text {problem}")
+        if len(line) * 4 > limit.line_bytes:
+            size = len(line.encode("utf-8"))
+            if size > limit.line_bytes:
+                raise LoadError(f"{where}:{number}: the line is {size} bytes long; a line may "
+                                f"have at most {limit.line_bytes} (KGDB_MAX_LINE_BYTES)")
+
+
 def read_text_document(path: Path) -> Document:
     kind = TEXT_SUFFIXES[path.suffix.lower()]
     text = _decode(path, _read_bytes(path))
-    problem = text_problem(text)
-    if problem:
-        line = 1
-        for number, content in enumerate(text.split("\n"), start=1):
-            if text_problem(content):
-                line = number
-                break
-        raise LoadError(f"{path}:{line}: the text {problem}")
+    _check_lines(str(path), text)
     ident = _check_id(str(path), path.stem)
     title, sections = paragraphs(text, kind == "markdown")
     if not sections:
@@ -173,7 +185,8 @@ def read_corpus(path: Path) -> list[Document]:
             raise LoadError(f"{where}: the id must be a string or an integer")
         ident = _check_id(where, str(raw_id))
         title = _check(where, normalise_newlines(title).strip(), "title")
-        text = _check(where, normalise_newlines(text).strip(), "text")
+        text = normalise_newlines(text).strip()
+        _check_lines(where, text)
         doc = docs.setdefault(ident, {"title": title, "sections": [], "where": where})
         if doc["title"] != title:
             raise LoadError(f"{where}: record of document {ident!r} has the title {title!r} but "
@@ -192,13 +205,34 @@ def read_corpus(path: Path) -> list[Document]:
 def _files(paths: Iterable[Path]) -> Iterator[Path]:
     for path in paths:
         if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.is_file() and
-                           p.suffix.lower() in {**TEXT_SUFFIXES, **CORPUS_SUFFIXES})
+            found = sorted(walk(path))
             if not found:
                 raise LoadError(f"{path}: no .txt, .md, .json or .jsonl file in this directory")
             yield from found
         else:
             yield path
+
+
+def walk(root: Path) -> list[Path]:
+    """The document files under ``root``, however deep (an explicit stack, no recursion);
+    symbolic links to directories are not followed (no loops). A directory that cannot be
+    read is a :class:`LoadError` naming it: a load never silently leaves files out."""
+    suffixes = {**TEXT_SUFFIXES, **CORPUS_SUFFIXES}
+    found: list[Path] = []
+    stack = [root]
+    while stack:
+        directory = stack.pop()
+        try:
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(Path(entry.path))
+                    elif entry.is_file() and Path(entry.name).suffix.lower() in suffixes:
+                        found.append(Path(entry.path))
+        except OSError as exc:
+            raise LoadError(f"{directory}: cannot read this directory "
+                            f"({exc.strerror or exc})") from None
+    return found
 
 
 def read_documents(paths: Iterable[str | Path]) -> list[Document]:

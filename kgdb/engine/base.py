@@ -85,14 +85,21 @@ class GraphStore(abc.ABC):
     ``SHOW TRANSACTIONS`` and query log)."""
     observer: Callable[[Statement], None] | None = None
     """Called with every statement before it runs (a view's record of what a request ran)."""
+    remaining: Callable[[], float | None] | None = None
+    """Seconds left to the whole request a view serves (None: no limit; it raises
+    :class:`~kgdb.errors.QueryTimeoutError` once none are): each statement's timeout is cut
+    to it, so a request of many statements still ends on time."""
 
     def view(self, *, read_only: bool = False, timeout_s: float | None = None,
              metadata: dict[str, Any] | None = None,
-             observer: Callable[[Statement], None] | None = None) -> GraphStore:
+             observer: Callable[[Statement], None] | None = None,
+             remaining: Callable[[], float | None] | None = None) -> GraphStore:
         """This store for one request: the same connection, with writes refused
-        (``read_only``), another statement timeout, transaction metadata and an observer of
-        the statements it runs. Close the store it came from, never the view."""
+        (``read_only``), another statement timeout, transaction metadata, an observer of
+        the statements it runs and the request's time left (``remaining``). Close the store
+        it came from, never the view."""
         clone = copy.copy(self)
+        clone.remaining = remaining
         clone.read_only = read_only or self.read_only
         if timeout_s is not None:
             clone.timeout_s = timeout_s
@@ -151,7 +158,14 @@ class GraphStore(abc.ABC):
                                   statement.idempotent)
         check_statement(statement.text, statement.params)  # the text contract, every engine
         self._admit([statement])
-        return self._run_checked(statement, timeout_s)
+        return self._run_checked(statement, self._bounded(timeout_s))
+
+    def _bounded(self, timeout_s: float | None) -> float | None:
+        """``timeout_s`` (or the store's) cut to the request's time left."""
+        left = self.remaining() if self.remaining is not None else None
+        if left is None:
+            return timeout_s
+        return max(0.001, min(timeout_s or self.timeout_s, left))
 
     def _run_checked(self, statement: Statement, timeout_s: float | None) -> Result:
         retry_safe = not statement.write or statement.idempotent
@@ -166,7 +180,7 @@ class GraphStore(abc.ABC):
         for statement in statements:  # the text contract, every engine
             check_statement(statement.text, statement.params)
         self._admit(statements)
-        return self._run_unit(list(statements), timeout_s)
+        return self._run_unit(list(statements), self._bounded(timeout_s))
 
     def run_prepared_unit(self, statements: Sequence[Statement]) -> list[Result]:
         """:meth:`run_unit` for statements that :meth:`prepare` returned (already checked

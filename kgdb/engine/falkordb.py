@@ -178,6 +178,10 @@ class FalkorDBStore(GraphStore):
 
 def _statement_error(message: str, statement: Statement) -> EngineError:
     first = message.split(" errCtx:")[0].removeprefix("errMsg: ").strip()
+    first = first.split(" , Stack:")[0].split(", Stack:")[0].strip()  # a UDF's JS stack
+    if first.startswith("UDF Exception: interrupted"):
+        return QueryTimeoutError("a UDF ran longer than FalkorDB allows (about 3 s) and was "
+                                 "stopped")
     if "timed out" in message.lower():
         return QueryTimeoutError(f"statement timed out: {first}")
     if "read-only queries" in message:

@@ -5,19 +5,64 @@
 // Every function mirrors a Python/Cypher computation of kgdb and is proved equal to it by
 // tests/live/test_udf.py.
 
-const KGDB_UDF_VERSION = "kgdb-udf/1";
-const MAX_ITEMS = 100000;
+const KGDB_UDF_VERSION = "kgdb-udf/2";
+const MAX_ITEMS = 50000;
+const MAX_CHARS = 1000000;
+// Bounds on one call's work, well inside FalkorDB's ~3 s limit for a UDF (measured on a
+// busy 2-core machine: 50,000 ids of astral text ~1 s): beyond them a clear error, never an
+// interrupted call.
 
-// Code-point order (what Python and FalkorDB's ORDER BY use), not UTF-16 unit order.
-function compareText(a, b) {
-  const x = Array.from(String(a));
-  const y = Array.from(String(b));
-  const n = Math.min(x.length, y.length);
-  for (let i = 0; i < n; i++) {
-    const d = x[i].codePointAt(0) - y[i].codePointAt(0);
-    if (d !== 0) return d < 0 ? -1 : 1;
+// A string whose UTF-16 order (JavaScript's <) is the code-point order of `text` (what
+// Python and FalkorDB's ORDER BY use): units U+E000..U+FFFF move below the surrogates, which
+// move to the top. Computed once per id; plain text (no unit >= U+D800) is its own key.
+const HIGH_UNITS = /[\uD800-\uFFFF]/g;
+function shiftUnit(unit) {
+  const u = unit.charCodeAt(0);
+  return String.fromCharCode(u >= 0xE000 ? u - 0x800 : u + 0x2000);
+}
+function textKey(text) {
+  return text.replace(HIGH_UNITS, shiftUnit);
+}
+
+// Ids are strings or integers, never coerced: 1 and "1" are two ids (1.0 is the integer 1,
+// as in Python and Cypher). Integers sort before strings, numerically; strings by code point
+// (rows carry `key`, their textKey).
+function compareIds(a, b) {
+  const sa = typeof a.id === "string";
+  const sb = typeof b.id === "string";
+  if (sa !== sb) return sa ? 1 : -1;
+  const x = sa ? a.key : a.id;
+  const y = sb ? b.key : b.id;
+  return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+// An integer id goes back as a BigInt: FalkorDB replies a JS number as a double with 15
+// significant digits, a BigInt as the exact integer.
+function idOut(id) {
+  return typeof id === "number" ? BigInt(id) : id;
+}
+
+function keyOf(id) {
+  return typeof id === "string" ? textKey(id) : id;
+}
+
+let charsSeen = 0;
+function checkId(name, value) {
+  if (typeof value === "string") {
+    charsSeen += value.length;
+    if (charsSeen > MAX_CHARS) throw new Error("kgdb: the ids have more than " + MAX_CHARS + " characters");
+    return value;
   }
-  return x.length === y.length ? 0 : (x.length < y.length ? -1 : 1);
+  if (typeof value === "number" && Number.isSafeInteger(value)) return value;
+  throw new Error("kgdb: " + name + " must be strings or integers, not " +
+                  (value === null ? "null" : Array.isArray(value) ? "a list" : typeof value));
+}
+
+function checkArity(name, args, n, signature) {
+  if (args.length !== n) {
+    throw new Error("kgdb: " + name + " takes " + n + " arguments (" + signature + "), not " +
+                    args.length);
+  }
 }
 
 function checkList(name, value) {
@@ -31,47 +76,168 @@ function checkK(k) {
 
 // The library's version: `kgdb procedures status` compares it with the shipped script.
 function version() {
+  checkArity("version", arguments, 0, "");
   return KGDB_UDF_VERSION;
+}
+
+// The k first rows by `compare`: a full sort when k is large, else one pass keeping the k
+// best in order (k log k per kept row), so work stays bounded for MAX_ITEMS inputs.
+function firstK(rows, k, compare) {
+  if (k === 0) return [];
+  if (k > 64 || k * 8 >= rows.length) return rows.sort(compare).slice(0, k);
+  const kept = [];
+  for (const row of rows) {
+    if (kept.length === k && compare(row, kept[k - 1]) >= 0) continue;
+    let lo = 0;
+    let hi = kept.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (compare(kept[mid], row) <= 0) lo = mid + 1; else hi = mid;
+    }
+    kept.splice(lo, 0, row);
+    if (kept.length > k) kept.pop();
+  }
+  return kept;
 }
 
 // Candidates ranked as kgdb ranks them (ORDER BY distance ASC, id ASC LIMIT k): rows
 // {rank, id, distance}; a repeated id keeps its smallest distance.
 function topk(ids, distances, k) {
+  checkArity("topk", arguments, 3, "ids, distances, k");
   checkList("ids", ids);
   checkList("distances", distances);
   checkK(k);
   if (ids.length !== distances.length) throw new Error("kgdb: ids and distances differ in length");
+  charsSeen = 0;
   const best = new Map();
   for (let i = 0; i < ids.length; i++) {
     const d = distances[i];
     if (typeof d !== "number" || Number.isNaN(d)) throw new Error("kgdb: distances must be numbers");
-    const id = String(ids[i]);
-    if (!best.has(id) || d < best.get(id)) best.set(id, d);
+    const id = checkId("ids", ids[i]);
+    const known = best.get(id);
+    if (known === undefined || d < known) best.set(id, d);
   }
-  const rows = Array.from(best, ([id, distance]) => ({ id, distance }));
-  rows.sort((a, b) => (a.distance - b.distance) || compareText(a.id, b.id));
-  return rows.slice(0, k).map((row, i) => ({ rank: i + 1, id: row.id, distance: row.distance }));
+  const rows = Array.from(best, ([id, distance]) => ({ id, distance, key: keyOf(id) }));
+  const order = (a, b) => (a.distance - b.distance) || compareIds(a, b);
+  return firstK(rows, k, order).map((row, i) => ({ rank: i + 1, id: idOut(row.id), distance: row.distance }));
 }
 
 // Reciprocal rank fusion of rankings (kgdb's hybrid document mode: each list adds
 // 1 / (c + position + 1) to an id; higher first, ties by id): rows {rank, id, score}.
 function rrf(rankings, c, k) {
+  checkArity("rrf", arguments, 3, "rankings, c, k");
   checkList("rankings", rankings);
   checkK(k);
   if (typeof c !== "number" || !(c >= 0)) throw new Error("kgdb: c must be a number >= 0");
+  let total = 0;
+  charsSeen = 0;
   const scores = new Map();
   for (const ranking of rankings) {
     checkList("a ranking", ranking);
+    total += ranking.length;
+    if (total > MAX_ITEMS) throw new Error("kgdb: the rankings have more than " + MAX_ITEMS + " items");
     ranking.forEach((value, i) => {
-      const id = String(value);
+      const id = checkId("ranking ids", value);
       scores.set(id, (scores.get(id) || 0) + 1 / (c + i + 1));
     });
   }
-  const rows = Array.from(scores, ([id, score]) => ({ id, score }));
-  rows.sort((a, b) => (b.score - a.score) || compareText(a.id, b.id));
-  return rows.slice(0, k).map((row, i) => ({ rank: i + 1, id: row.id, score: row.score }));
+  const rows = Array.from(scores, ([id, score]) => ({ id, score, key: keyOf(id) }));
+  const order = (a, b) => (b.score - a.score) || compareIds(a, b);
+  return firstK(rows, k, order).map((row, i) => ({ rank: i + 1, id: idOut(row.id), score: row.score }));
 }
+
 
 falkor.register("version", version);
 falkor.register("topk", topk);
 falkor.register("rrf", rrf);
+
+// ---------------------------------------------------------------------------------------
+// Personalized PageRank (issue 25; kept in its own section). kgdb/retrieve/pagerank.py holds
+// the definition and the numpy reference it equals (tests/live/test_ppr.py):
+//   r = (1 - d) * s + d * P^T r,  s = the seed weights normalised to sum 1,
+//   P[u][v] = w(u, v) / (sum of u's outgoing weights); a dangling node passes nothing on.
+// The graph comes as CSR arrays (kgdb/documents/ppr_graph.py: csr): `nodes` (ascending ids),
+// `offsets` (n + 1), `adj` (neighbour positions) and `prob` (P[u][v] per entry).
+// Forward push (Andersen, Chung, Lang 2006) in first-in first-out order (rounds, like a
+// power iteration over the nodes that still hold residual): every node's residual above
+// epsilon times its degree (at least 1) is settled, (1 - d) of it kept as score and d of it
+// spread along its edges; what is left unsettled is at most that per node. Rows {node, score} of the `targets` (null: every
+// node) with a positive score, best first, ties by node ascending, at most k.
+function findNode(nodes, id) {
+  let lo = 0, hi = nodes.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const x = nodes[mid];
+    if (x === id) return mid;
+    if (x < id) lo = mid + 1; else hi = mid - 1;
+  }
+  return -1;
+}
+
+function ppr(nodes, offsets, adj, prob, seeds, seedWeights, damping, epsilon, targets, k) {
+  checkList("nodes", nodes);
+  checkList("offsets", offsets);
+  if (!Array.isArray(adj) || !Array.isArray(prob)) throw new Error("kgdb: adj and prob must be lists");
+  checkList("seeds", seeds);
+  checkList("seedWeights", seedWeights);
+  checkK(k);
+  const n = nodes.length;
+  if (offsets.length !== n + 1 || offsets[0] !== 0 || offsets[n] !== adj.length || adj.length !== prob.length) {
+    throw new Error("kgdb: offsets, adj and prob do not describe a graph of the nodes");
+  }
+  if (seeds.length !== seedWeights.length) throw new Error("kgdb: seeds and seedWeights differ in length");
+  if (typeof damping !== "number" || !(damping >= 0 && damping < 1)) throw new Error("kgdb: damping must be in [0, 1)");
+  if (typeof epsilon !== "number" || !(epsilon > 0)) throw new Error("kgdb: epsilon must be a number > 0");
+  if (targets !== null) checkList("targets", targets);
+  const score = new Float64Array(n);
+  const residual = new Float64Array(n);
+  const queued = new Uint8Array(n);
+  const queue = [];
+  let total = 0;
+  for (const w of seedWeights) {
+    if (typeof w !== "number" || !(w >= 0) || !Number.isFinite(w)) throw new Error("kgdb: seedWeights must be non-negative numbers");
+    total += w;
+  }
+  for (let i = 0; i < seeds.length; i++) {
+    const at = findNode(nodes, seeds[i]);
+    if (at < 0) throw new Error("kgdb: seed " + seeds[i] + " is not a node of the graph");
+    if (total > 0) residual[at] += seedWeights[i] / total;
+  }
+  const limit = new Float64Array(n);
+  for (let i = 0; i < n; i++) limit[i] = epsilon * Math.max(1, offsets[i + 1] - offsets[i]);
+  for (let i = 0; i < n; i++) if (residual[i] > limit[i]) { queue.push(i); queued[i] = 1; }
+  let pushes = 0;
+  let head = 0;
+  while (head < queue.length) {
+    const u = queue[head++];
+    if (head > 65536 && head * 2 > queue.length) { queue.splice(0, head); head = 0; }
+    queued[u] = 0;
+    const ru = residual[u];
+    if (!(ru > limit[u])) continue;
+    residual[u] = 0;
+    score[u] += (1 - damping) * ru;
+    const spread = damping * ru;
+    const end = offsets[u + 1];
+    for (let e = offsets[u]; e < end; e++) {
+      const v = adj[e];
+      if (!(v >= 0 && v < n)) throw new Error("kgdb: adj holds a position outside the nodes");
+      residual[v] += spread * prob[e];
+      if (queued[v] === 0 && residual[v] > limit[v]) { queued[v] = 1; queue.push(v); }
+    }
+    if (++pushes > 50000000) throw new Error("kgdb: ppr did not settle (epsilon too small)");
+  }
+  const rows = [];
+  const seen = new Set();
+  const wanted = targets === null ? nodes : targets;
+  for (const id of wanted) {
+    if (seen.has(id)) continue;
+    seen.add(id);
+    const at = findNode(nodes, id);
+    if (at >= 0 && score[at] > 0) rows.push({ node: id, score: score[at] });
+  }
+  rows.sort((x, y) => (y.score - x.score) || (x.node < y.node ? -1 : (x.node > y.node ? 1 : 0)));
+  return rows.slice(0, k);
+}
+
+falkor.register("ppr", ppr);
+// ---- end of the personalized PageRank section ----------------------------------------

@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Literal
 
 from pydantic import Field
@@ -23,15 +22,11 @@ from kgdb.embed.base import Embedder
 from kgdb.engine.base import GraphStore
 from kgdb.link.gazetteer import NameIndex, name_index
 from kgdb.llm import ChatClient
-from kgdb.measure import elapsed_ms
 from kgdb.retrieve.evidence import Evidence, RankedDocument, documents_of
 from kgdb.retrieve.passages import nearest_passages
-from kgdb.retrieve.solver import PassageOptions, Solver, SolverOptions
+from kgdb.retrieve.solver import PASSAGES_PER_DOCUMENT, PassageOptions, Solver, SolverOptions
 
 RRF_K = 60
-PASSAGES_PER_DOCUMENT = 10
-"""Chunks read per document asked for when ranking documents for recall (enough for MuSiQue's
-documents of one to a few chunks)."""
 
 
 class VectorOptions(PassageOptions, SolverOptions):
@@ -44,20 +39,16 @@ class VectorSolver(Solver[VectorOptions]):
     name = "vector"
     summary = "nearest chunks by the question's embedding (the baseline)"
     options = VectorOptions
+    ranks_by_passages = True
 
     def retrieve(self, store: GraphStore, embedder: Embedder, question: str,
                  options: VectorOptions, llm: ChatClient | None = None) -> Evidence:
-        evidence = Evidence(question, self.name, statements=[])
-        view = store.view(observer=evidence.statements.append)
-        vector = embed_question(embedder, question, evidence)
+        evidence, view, vector = self.start(store, embedder, question)
         with evidence.timings_ms.phase("chunks"):
             evidence.passages = nearest_passages(view, vector, options.passages)
         evidence.documents = documents_of(evidence.passages)
         return evidence
 
-    def for_recall(self, options: VectorOptions, k: int) -> VectorOptions:
-        return options.model_copy(update={
-            "passages": max(options.passages, k * PASSAGES_PER_DOCUMENT)})
 
 
 class EntitiesOptions(SolverOptions):
@@ -73,9 +64,7 @@ class EntitiesSolver(Solver[EntitiesOptions]):
 
     def retrieve(self, store: GraphStore, embedder: Embedder, question: str,
                  options: EntitiesOptions, llm: ChatClient | None = None) -> Evidence:
-        evidence = Evidence(question, self.name, score_kind="rank", statements=[])
-        view = store.view(observer=evidence.statements.append)
-        vector = embed_question(embedder, question, evidence)
+        evidence, view, vector = self.start(store, embedder, question, "rank")
         with evidence.timings_ms.phase("chunks"):
             by_vector = [d.id for d in documents_of(nearest_passages(
                 view, vector, 10 * PASSAGES_PER_DOCUMENT))]
@@ -111,12 +100,11 @@ class HybridSolver(Solver[HybridOptions]):
     name = "hybrid"
     summary = "vector and entities fused by reciprocal rank"
     options = HybridOptions
+    ranks_by_passages = True
 
     def retrieve(self, store: GraphStore, embedder: Embedder, question: str,
                  options: HybridOptions, llm: ChatClient | None = None) -> Evidence:
-        evidence = Evidence(question, self.name, score_kind="rank", statements=[])
-        view = store.view(observer=evidence.statements.append)
-        vector = embed_question(embedder, question, evidence)
+        evidence, view, vector = self.start(store, embedder, question, "rank")
         with evidence.timings_ms.phase("chunks"):
             evidence.passages = nearest_passages(view, vector, options.passages)
         by_vector = [d.id for d in documents_of(evidence.passages)]
@@ -125,9 +113,6 @@ class HybridSolver(Solver[HybridOptions]):
         evidence.documents = rrf([by_vector, by_entities], options.rrf_k)
         return evidence
 
-    def for_recall(self, options: HybridOptions, k: int) -> HybridOptions:
-        return options.model_copy(update={
-            "passages": max(options.passages, k * PASSAGES_PER_DOCUMENT)})
 
 
 def rrf(rankings: list[list[str]], k: int = RRF_K) -> list[RankedDocument]:
@@ -154,11 +139,3 @@ def _name_index(store: GraphStore) -> NameIndex:
             _NAME_INDEXES.pop(next(iter(_NAME_INDEXES)))
         _NAME_INDEXES[key] = name_index(store, ignore_case=True)
     return _NAME_INDEXES[key]
-
-
-def embed_question(embedder: Embedder, question: str, evidence: Evidence) -> list[float]:
-    """The question's embedding, timed as the ``embed`` phase."""
-    start = time.perf_counter()
-    vector = [float(x) for x in embedder.embed([question])[0]]
-    evidence.timings_ms["embed"] = evidence.timings_ms.get("embed", 0.0) + elapsed_ms(start)
-    return vector

@@ -94,23 +94,14 @@ class TripleContextSolver(Solver[TripleContextOptions]):
     summary = ("KG-CQR: facts by triple text, beam-search completion, chunks by the question "
                "fused with that context")
     options = TripleContextOptions
+    ranks_by_passages = True
 
     def retrieve(self, store: GraphStore, embedder: Embedder, question: str,
                  options: TripleContextOptions, llm: ChatClient | None = None) -> Evidence:
-        from kgdb.retrieve.chunks import embed_question
-
-        evidence = Evidence(question, self.name, statements=[])
-        view = store.view(observer=evidence.statements.append)
-        vector = embed_question(embedder, question, evidence)
+        evidence, view, vector = self.start(store, embedder, question)
         result = retrieve_cqr(view, embedder, question, vector, options, llm, evidence=evidence)
         evidence.detail.update(result.to_json())
         return evidence
-
-    def for_recall(self, options: TripleContextOptions, k: int) -> TripleContextOptions:
-        from kgdb.retrieve.chunks import PASSAGES_PER_DOCUMENT
-
-        return options.model_copy(update={
-            "passages": max(options.passages, k * PASSAGES_PER_DOCUMENT)})
 
 
 @dataclass

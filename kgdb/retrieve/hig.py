@@ -14,7 +14,11 @@
    (the mutual index) whose ``w * cos(entity, question) > lambda`` (a seed's w is 1); their
    facts (any relation but the knowledge layer's structural ones), at most T, best entity
    score first (ties by head id, relation, tail id), each with the chunks it came from.
-   The documents of the facts' chunks rank first, in the facts' order, then the candidates.
+3. **Document ranking** fuses scores with plain chunk search instead of putting the facts'
+   documents first (which lost 20 points of recall@5 to plain vector search on MuSiQue):
+   a document scores its best chunk's cosine to the question (the ``dense`` chunks nearest
+   it), or its candidate score if higher, plus ``fact_boost`` times the best score of a fact
+   whose chunks are in it.
 
 Defaults are the paper's MuSiQue setting: N = 3, T = 30, lambda = 0.1 (K = 3 is the layer's).
 One statement per level; the answer step gives the LLM the facts, their chunks and the
@@ -34,7 +38,7 @@ from kgdb.embed.base import Embedder
 from kgdb.engine.base import GraphStore
 from kgdb.llm import ChatClient
 from kgdb.retrieve.evidence import Evidence, Fact, RankedDocument
-from kgdb.retrieve.passages import passages_by_id
+from kgdb.retrieve.passages import nearest_passages, passages_by_id
 from kgdb.retrieve.solver import PassageOptions, Solver, SolverOptions
 
 
@@ -48,6 +52,10 @@ class DocumentGraphOptions(PassageOptions, SolverOptions):
         "document-graph: facts at most from the KG level (T); 0: the document level alone"))
     threshold: float = Field(0.1, ge=-1.0, le=1.0, description=(
         "document-graph: admission threshold on w * cos for neighbours and entities (lambda)"))
+    fact_boost: float = Field(0.03, ge=0.0, le=10.0, description=(
+        "document-graph: added to a document's score per unit of its best fact's score"))
+    dense: int = Field(100, ge=0, le=10000, description=(
+        "document-graph: chunks nearest the question whose cosine scores their documents"))
 
 
 @dataclass(frozen=True)
@@ -106,11 +114,7 @@ class DocumentGraphSolver(Solver[DocumentGraphOptions]):
 
     def retrieve(self, store: GraphStore, embedder: Embedder, question: str,
                  options: DocumentGraphOptions, llm: ChatClient | None = None) -> Evidence:
-        from kgdb.retrieve.chunks import embed_question
-
-        evidence = Evidence(question, self.name, statements=[])
-        view = store.view(observer=evidence.statements.append)
-        vector = embed_question(embedder, question, evidence)
+        evidence, view, vector = self.start(store, embedder, question)
         with evidence.timings_ms.phase("documents"):
             candidates = collaboration(view, vector, options)
         if options.facts:
@@ -119,10 +123,23 @@ class DocumentGraphSolver(Solver[DocumentGraphOptions]):
                     view.dialect, [(c.id, c.weight) for c in candidates], vector,
                     options.threshold, options.facts)).records()
                 evidence.facts = [Fact.from_row(r) for r in rows]
-        from_facts = [c.split("#", 1)[0] for f in evidence.facts for c in f.chunks]
-        scores = {c.id: c.score for c in candidates}
-        evidence.documents = [RankedDocument(d, scores.get(d)) for d in dict.fromkeys(
-            [*from_facts, *(c.id for c in candidates)])]
+        scores: dict[str, float] = {}
+        if options.dense:
+            with evidence.timings_ms.phase("chunks"):
+                for p in nearest_passages(view, vector, options.dense):
+                    if p.score is not None:
+                        scores[p.document] = max(scores.get(p.document, -2.0), p.score)
+        for c in candidates:
+            scores[c.id] = max(scores.get(c.id, -2.0), c.score)
+        boost: dict[str, float] = {}
+        for f in evidence.facts:
+            for chunk in f.chunks:
+                document = chunk.split("#", 1)[0]
+                boost[document] = max(boost.get(document, 0.0), f.score or 0.0)
+        for document, best in boost.items():
+            scores[document] = max(scores.get(document, 0.0), 0.0) + options.fact_boost * best
+        evidence.documents = [RankedDocument(d, scores[d])
+                              for d in sorted(scores, key=lambda d: (-scores[d], d))]
         evidence.detail["candidates"] = [
             {"id": c.id, "weight": round(c.weight, 6), "score": round(c.score, 6),
              "seed": c.seed} for c in candidates]

@@ -15,6 +15,7 @@ from kgdb.retrieve.cqr import TripleContextSolver
 from kgdb.retrieve.hig import DocumentGraphSolver
 from kgdb.retrieve.logical_form import LogicalFormSolver
 from kgdb.retrieve.pattern import PatternSolver
+from kgdb.retrieve.ppr import PprSolver
 from kgdb.retrieve.solver import AskError, Solver, SolverOptions
 
 SOLVERS: dict[str, Solver[Any]] = {s.name: s for s in (
@@ -25,6 +26,7 @@ SOLVERS: dict[str, Solver[Any]] = {s.name: s for s in (
     VectorSolver(),
     EntitiesSolver(),
     HybridSolver(),
+    PprSolver(),
 )}
 """Solvers by name, in the order ``--help`` lists them."""
 

@@ -25,7 +25,7 @@ from kgdb.engine.base import GraphStore
 from kgdb.errors import KgdbError
 from kgdb.llm import ChatClient
 from kgdb.measure import elapsed_ms
-from kgdb.retrieve.evidence import Evidence, Json
+from kgdb.retrieve.evidence import Evidence, Json, ScoreKind
 
 
 class AskError(KgdbError):
@@ -51,6 +51,10 @@ class PassageOptions(BaseModel):
     passages: int = Field(10, ge=0, le=1000, description=(
         "passages (chunks) given with the evidence; documents are ranked from them"))
 
+
+PASSAGES_PER_DOCUMENT = 10
+"""Chunks read per document asked for when ranking documents for recall (enough for MuSiQue's
+documents of one to a few chunks)."""
 
 OptionsT = TypeVar("OptionsT", bound=SolverOptions)
 
@@ -85,6 +89,9 @@ class Solver(abc.ABC, Generic[OptionsT]):
     summary: ClassVar[str]
     """One line for ``--help`` and the schemas."""
     options: ClassVar[type[SolverOptions]]
+    ranks_by_passages: ClassVar[bool] = False
+    """True when the solver ranks documents from the passages it reads (``passages`` option):
+    :meth:`for_recall` then reads enough of them for the cut-off."""
 
     def llm_needed(self, options: OptionsT, *, answer: bool) -> str | None:
         """Why this solver needs an LLM for retrieval (``answer=False``) or for an answer
@@ -112,7 +119,21 @@ class Solver(abc.ABC, Generic[OptionsT]):
     def for_recall(self, options: OptionsT, k: int) -> OptionsT:
         """``options`` that rank at least ``k`` documents where the solver can (``kgdb eval
         retrieval`` asks for its largest cut-off)."""
-        return options
+        if not self.ranks_by_passages:
+            return options
+        read = max(getattr(options, "passages", 0), k * PASSAGES_PER_DOCUMENT)
+        return options.model_copy(update={"passages": read})
+
+    def start(self, store: GraphStore, embedder: Embedder, question: str,
+              score_kind: ScoreKind = "cosine") -> tuple[Evidence, GraphStore, list[float]]:
+        """What every retrieval begins with: the evidence to fill, the store seen through it
+        (each statement recorded in the evidence) and the question's embedding, timed as the
+        ``embed`` phase."""
+        evidence = Evidence(question, self.name, score_kind=score_kind, statements=[])
+        view = store.view(observer=evidence.statements.append)
+        with evidence.timings_ms.phase("embed"):
+            vector = [float(x) for x in embedder.embed([question])[0]]
+        return evidence, view, vector
 
 
 ANSWER_PROMPT = """\

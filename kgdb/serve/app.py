@@ -33,6 +33,7 @@ from kgdb.engine.base import GraphStore
 from kgdb.retrieve.evidence import Evidence
 from kgdb.retrieve.registry import AnyOptions, parse_options
 from kgdb.retrieve.solver import Answer
+from kgdb.serve.embedding import remaining
 from kgdb.serve.errors import ServiceError, new_request_id, report, scrub
 from kgdb.serve.operations import MAX_TEXT, Operations, ServeConfig, cap_lists
 from kgdb.serve.tenants import Tenants
@@ -144,7 +145,7 @@ def authorise(request: Request, write: bool, graph: str | None = None) -> Iterat
     with tenants.lease(name) as store:
         view = store.view(read_only=not write, timeout_s=config.timeout_s,
                           metadata={"app": "kgdb", "endpoint": endpoint, "token": token.name,
-                                    "kgdb": version("kgdb")})
+                                    "kgdb": version("kgdb")}, remaining=remaining)
         yield Call(token, name, endpoint, view)
 
 

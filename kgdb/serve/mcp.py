@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from kgdb.retrieve.registry import AnyOptions, parse_options
-from kgdb.serve.embedding import deadline
+from kgdb.serve.embedding import deadline, remaining
 from kgdb.serve.errors import ServiceError, new_request_id, report, scrub
 from kgdb.serve.operations import Operations, ServeConfig, cap_lists, text_contract
 from kgdb.serve.tenants import Tenants
@@ -71,7 +71,7 @@ def build_server(config: ServeConfig, graph: str | None = None, *, embedder: Any
     def reader(write: bool = False) -> Iterator[Any]:
         with tenants.lease(name) as store:
             yield store.view(read_only=not write, timeout_s=config.timeout_s,
-                             metadata={"app": "kgdb", "endpoint": "mcp"})
+                             metadata={"app": "kgdb", "endpoint": "mcp"}, remaining=remaining)
 
     def capped(payload: dict[str, Any]) -> dict[str, Any]:
         if cap_lists(payload, config.max_rows):

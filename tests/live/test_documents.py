@@ -216,8 +216,13 @@ def test_extracted_facts_alignment_and_provenance(store, embedder, tmp_path: Pat
                                      "Kismet directed_by William Dieterle"]
     assert store.run("MATCH (e:Entity {id: 'Marlene Dietrich'}) RETURN count(e)").value() == 0
     assert store.run("MATCH (e:Entity {id: 'Kismet'}) RETURN count(e)").value() == 1
-    # Kismet's semantic type stays while Kismet (asserted by triples) belongs to it
-    assert store.run("MATCH (c:Concept) RETURN count(c)").value() == 1
+    # what only the documents said goes with them, though Kismet (asserted by triples) stays:
+    # its semantic type, the belongTo edge, the description and the synonym (issue 24)
+    assert store.run("MATCH (c:Concept) RETURN count(c)").value() == 0
+    assert store.run("MATCH ()-[b:belongTo]->() RETURN count(b)").value() == 0
+    kismet = store.run("MATCH (e:Entity {id: 'Kismet'}) RETURN e.description AS d, "
+                       "e.synonyms AS s").records()[0]
+    assert kismet["d"] is None and not kismet["s"]
 
 
 def load_and_kill(store: Any, env: dict[str, str], args: list[str], *, after: int) -> None:

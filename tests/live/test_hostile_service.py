@@ -293,6 +293,28 @@ def test_reads_never_create_a_graph_and_stores_are_bounded(
     surface.done()
 
 
+def test_a_missing_graph_is_404_on_every_engine(service: Service, tmp_path: Path) -> None:
+    """A `*` token naming a graph (FalkorDB) or database (Neo4j) that does not exist: 404
+    naming only what the client sent (not the server's other databases), nothing created."""
+    from kgdb.serve.tokens import TokenFile
+
+    tokens = TokenFile.load(tmp_path / "tokens.json")
+    service.tokens["any"] = tokens.add("any", ("read",), ("*",))
+    service.app.state.config.tokens = TokenFile.load(tmp_path / "tokens.json")
+    surface = Surface(f"http tenants: a missing graph [{_engine(service)}]")
+    for name in ("nosuchgraph", "probe-2", "x.y"):
+        for method, path, body in (("GET", "/health", None), ("GET", "/procedures", None),
+                                   ("POST", "/retrieve", {"question": "q"}),
+                                   ("POST", "/v1/embeddings", {"input": "x"})):
+            reply = service.call(method, path, token="any", graph=name, json=body)
+            surface.check(reply.status_code == 404 and _clean(reply)
+                          and reply.json()["error"]["message"].endswith(
+                              f"{name!r} on this server") and "'neo4j'" not in reply.text,
+                          f"{name} {path}: {reply.status_code} {reply.text[:160]}")
+    surface.check(service.call("GET", "/health", token="any").status_code == 200, "own graph")
+    surface.done()
+
+
 def test_embedding_caches_are_per_tenant_and_requests_bounded(service: Service,
                                                               embedder: Any) -> None:
     from kgdb.serve.operations import MAX_EMBED_BYTES, MAX_TEXTS
@@ -352,6 +374,26 @@ def test_fair_model_and_the_whole_request_deadline(embedder: Any) -> None:
         surface.check(False, "a request ran on past its deadline")
     except QueryTimeoutError as exc:
         surface.check("timeout" in str(exc), str(exc))
+    surface.done()
+
+
+def test_timeout_holds_for_the_whole_request(service: Service) -> None:
+    """--timeout bounds a request, not only each statement: past it the request ends with a
+    504 whatever it was doing (waiting for the model, running its next statement)."""
+    surface = Surface(f"http --timeout for the whole request [{_engine(service)}]")
+    service.app.state.config.timeout_s = 0.000001
+    program = "Step1: x\nAction1: Retrieval(s=s1:Entity[Kismet], p=p1:directed_by, o=o1)\n" \
+              "Output(o1)"
+    for path, body in (("/v1/embeddings", {"input": [f"text {i}" for i in range(64)]}),
+                       ("/lf/run", {"program": program}),
+                       ("/retrieve", {"question": "q", "options": {"pattern":
+                                                                   PATTERN["triples"]}})):
+        reply = service.call("POST", path, json=body)
+        surface.check(reply.status_code == 504 and _clean(reply),
+                      f"{path}: {reply.status_code} {reply.text[:160]}")
+    service.app.state.config.timeout_s = 20
+    reply = service.call("POST", "/lf/run", json={"program": program})
+    surface.check(reply.status_code == 200, reply.text[:160])
     surface.done()
 
 
@@ -548,4 +590,23 @@ def test_mcp_tools_map_errors_and_text_like_http(films: Any, embedder: Any, tmp_
                       <= 3, text[:200])
 
     asyncio.run(run())
+    surface.done()
+
+
+# ---------------------------------------------------------------------- the CLI's model
+def test_cli_ask_with_any_reply_shape_is_one_line(films: Any, scripted_llm: Any) -> None:
+    """`kgdb ask` against a hostile model: an answer, or exit 1 with one line — never
+    `kgdb: internal error` (7 reply shapes ended in one before)."""
+    from click.testing import CliRunner
+
+    from kgdb.cli import cli
+
+    surface = Surface(f"cli ask: model reply shapes [{films.dialect.NAME}]")
+    for shape, step in REPLY_SHAPES.items():
+        scripted_llm.default = step
+        result = CliRunner().invoke(cli, ["ask", "Who directed Kismet?"])
+        lines = [line for line in result.output.splitlines() if line.startswith("kgdb:")]
+        ok = result.exit_code == 0 or (result.exit_code == 1 and len(lines) == 1
+                                       and "internal error" not in result.output)
+        surface.check(ok, f"{shape}: exit {result.exit_code}: {result.output[-300:]}")
     surface.done()

@@ -40,9 +40,19 @@ CASES = [
     Case("merge_extracted_facts[hostile]", {"relation": HOSTILE},
          lambda d: cy.merge_extracted_facts(d, HOSTILE, [])),
     Case("merge_concept_links", {}, lambda d: cy.merge_concept_links(
-        [("Kismet", "SemanticType/film", "film")])),
+        [("Kismet", "SemanticType/film", "film", "kismet#0000#000")])),
     Case("merge_broader_concepts", {}, lambda d: cy.merge_broader_concepts(
-        [("SemanticType/film director", "SemanticType/director")])),
+        [("SemanticType/film director", "SemanticType/director", "kismet#0000#000")])),
+    Case("note_mentions", {}, lambda d: cy.note_mentions(
+        [{"entity": "Kismet", "chunk": "kismet#0000#000", "description": "a 1944 film",
+          "synonyms": ["kismet"], "rank": 1}])),
+    Case("unsupport_concepts", {"ids": IDS}, lambda d: cy.unsupport_concepts(IDS)),
+    Case("delete_unsupported_concept_edges", {},
+         lambda d: cy.delete_unsupported_concept_edges()),
+    Case("noted_entities", {"ids": IDS}, lambda d: cy.noted_entities(IDS)),
+    Case("entity_notes", {"ids": ["Kismet"]}, lambda d: cy.entity_notes(["Kismet"])),
+    Case("set_entity_notes", {}, lambda d: cy.set_entity_notes(
+        [{"id": "Kismet", "description": None, "described": None, "synonyms": []}])),
     Case("set_document_hashes", {}, lambda d: cy.set_document_hashes([("kismet", "ab12", 3)])),
     Case("nearest_chunk_documents", {"k": 100},
          lambda d: cy.nearest_chunk_documents(d, V, 100)),

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_every_solver_is_registered_under_its_own_name() -> None:
     assert list(SOLVERS) == ["pattern", "logical-form", "document-graph", "triple-context",
-                             "vector", "entities", "hybrid"]
+                             "vector", "entities", "hybrid", "ppr"]
     for name, solver in SOLVERS.items():
         assert solver.name == name and solver.summary
         assert solver.options.model_fields["solver"].default == name
@@ -129,7 +129,7 @@ def test_flags_map_to_the_chosen_solvers_options() -> None:
     parsed = options_from_cli("hig", (), {"seeds": 5, "strategy": "attentive", "k": None})
     assert parsed.model_dump() == {"solver": "document-graph", "passages": 10,
                                    "strategy": "attentive", "seeds": 5, "facts": 30,
-                                   "threshold": 0.1}
+                                   "threshold": 0.1, "fact_boost": 0.03, "dense": 100}
     pattern = options_from_cli("pattern", ("Kismet|directed_by|UNKNOWN 1",), {})
     assert pattern.pattern == [("Kismet", "directed_by", "UNKNOWN 1")]  # type: ignore[attr-defined]
     result = CliRunner().invoke(cli, ["retrieve", "q", "--solver", "vector", "--beam-width", "2"])
@@ -277,7 +277,7 @@ def test_document_graph_ranks_seeds_then_neighbours_by_weighted_cosine() -> None
              "w2": None, "sim2": None}]
     store = FakeStore({"queryNodes('Document'": rows})
     options = parse_options({"solver": "document-graph", "strategy": "attentive", "facts": 0,
-                             "passages": 0})
+                             "passages": 0, "dense": 0})
     evidence = solver_named("document-graph").retrieve(store, FixedEmbedder(), "q",  # type: ignore[arg-type]
                                                        options)
     # n2: 0.9 * 0.7 = 0.63 before n1: 0.5 * 0.8 = 0.4; n3 (0.05) is below lambda = 0.1

@@ -1,0 +1,342 @@
+"""Statements of the retrieval graph (kgdb/documents/ppr_graph.py) and of personalized PageRank
+over it (kgdb/retrieve/pagerank.py).
+
+The graph it writes::
+
+    (:Phrase {id, name, embedding})-[:phrase_in]->(:Chunk)    a named thing a chunk contains
+    (:Chunk)-[:has_sentence]->(:Sentence {id, chunk, text, embedding})-[:names]->(:Phrase)
+    (:Phrase)-[:synonym {score}]->(:Phrase)        names whose embeddings are close (a < b)
+    (:KgdbMeta {key: 'ppr', ...})                  options and, on FalkorDB, the projection:
+        src, dst, weight (internal node ids and edge weights) and chunks (the targets)
+
+A Phrase's id is its name case-folded (one node per name in any case; the name embedded is
+that id, so a fresh build and an incremental one embed the same text).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kgdb.cypher.params import Params
+from kgdb.dialects.base import Dialect
+from kgdb.statement import Statement
+
+PHRASE, SENTENCE, CHUNK, DOCUMENT = "Phrase", "Sentence", "Chunk", "Document"
+PHRASE_IN, HAS_SENTENCE, NAMES, SYNONYM = "phrase_in", "has_sentence", "names", "synonym"
+META_LABEL, META_KEY = "KgdbMeta", "ppr"
+GDS_GRAPH = "kgdb_ppr"
+"""The GDS projection's name (Neo4j)."""
+
+
+# ------------------------------------------------------------------ keeping the graph current
+
+def delete_orphan_sentences() -> Statement:
+    """Sentences whose chunk is gone (a document was updated or deleted). Rows ``deleted``."""
+    return Statement(f"MATCH (s:{SENTENCE})\nWHERE NOT (:{CHUNK})-[:{HAS_SENTENCE}]->(s)\n"
+                     "DETACH DELETE s\nRETURN count(s) AS deleted", write=True, idempotent=True)
+
+
+def delete_orphan_phrases() -> Statement:
+    """Phrases no chunk contains any more, with their synonym edges. Rows ``deleted``."""
+    return Statement(f"MATCH (p:{PHRASE})\nWHERE NOT (p)-[:{PHRASE_IN}]->(:{CHUNK})\n"
+                     "DETACH DELETE p\nRETURN count(p) AS deleted", write=True, idempotent=True)
+
+
+def delete_layer(limit: int) -> Statement:
+    """Up to ``limit`` nodes of the retrieval graph (a rebuild from scratch). Rows
+    ``deleted``."""
+    p = Params()
+    return Statement(f"MATCH (n)\nWHERE n:{PHRASE} OR n:{SENTENCE}\n"
+                     f"WITH n LIMIT {p.add('limit', int(limit))}\n"
+                     "DETACH DELETE n\nRETURN count(n) AS deleted", p.values, write=True,
+                     idempotent=True)
+
+
+def chunks_without_sentences() -> Statement:
+    """Rows ``id, text, title`` of the chunks the retrieval graph does not cover yet."""
+    return Statement(f"MATCH (c:{CHUNK})\nWHERE NOT (c)-[:{HAS_SENTENCE}]->()\n"
+                     f"OPTIONAL MATCH (d:{DOCUMENT} {{id: c.document}})\n"
+                     "RETURN c.id AS id, c.text AS text, d.title AS title ORDER BY id")
+
+
+def existing_phrases(ids: Sequence[str]) -> Statement:
+    """Rows ``id`` of the phrases among ``ids`` that exist."""
+    p = Params()
+    return Statement(f"MATCH (p:{PHRASE})\nWHERE p.id IN {p.add('ids', list(ids))}\n"
+                     "RETURN p.id AS id", p.values)
+
+
+def create_phrases(d: Dialect, rows: Sequence[Mapping[str, Any]]) -> Statement:
+    """``rows``: {id, embedding}: new phrases (the name is the id)."""
+    p = Params()
+    return Statement(
+        f"UNWIND {p.add('rows', [dict(r) for r in rows])} AS row\n"
+        f"MERGE (p:{PHRASE} {{id: row.id}})\n"
+        f"ON CREATE SET p.name = row.id, p.embedding = {d.vector_value('row.embedding')}",
+        p.values, write=True, idempotent=True)
+
+
+def link_phrases(pairs: Sequence[tuple[str, str]]) -> Statement:
+    """``pairs``: (phrase id, chunk id): ``(phrase)-[:phrase_in]->(chunk)``."""
+    p = Params()
+    return Statement(
+        f"UNWIND {p.add('rows', [{'p': a, 'c': b} for a, b in pairs])} AS row\n"
+        f"MATCH (p:{PHRASE} {{id: row.p}})\nMATCH (c:{CHUNK} {{id: row.c}})\n"
+        f"MERGE (p)-[:{PHRASE_IN}]->(c)", p.values, write=True, idempotent=True)
+
+
+def create_sentences(d: Dialect, rows: Sequence[Mapping[str, Any]]) -> Statement:
+    """``rows``: {id, chunk, text, embedding, phrases}: each sentence under its chunk, naming
+    its phrases."""
+    p = Params()
+    return Statement(
+        f"UNWIND {p.add('rows', [dict(r) for r in rows])} AS row\n"
+        f"MATCH (c:{CHUNK} {{id: row.chunk}})\n"
+        f"MERGE (s:{SENTENCE} {{id: row.id}})\n"
+        "ON CREATE SET s.chunk = row.chunk, s.text = row.text, "
+        f"s.embedding = {d.vector_value('row.embedding')}\n"
+        f"MERGE (c)-[:{HAS_SENTENCE}]->(s)\n"
+        "WITH s, row\nUNWIND row.phrases AS phrase\n"
+        f"MATCH (p:{PHRASE} {{id: phrase}})\nMERGE (s)-[:{NAMES}]->(p)",
+        p.values, write=True, idempotent=True)
+
+
+
+
+def delete_synonyms() -> Statement:
+    """Every synonym edge (a new threshold). Rows ``deleted``."""
+    return Statement(f"MATCH (:{PHRASE})-[r:{SYNONYM}]->(:{PHRASE})\nDELETE r\n"
+                     "RETURN count(r) AS deleted", write=True, idempotent=True)
+
+
+def merge_synonyms(pairs: Sequence[tuple[str, str, float]]) -> Statement:
+    """``pairs``: (a, b, score) with a < b: ``(a)-[:synonym {score}]->(b)``."""
+    p = Params()
+    return Statement(
+        f"UNWIND {p.add('rows', [{'a': a, 'b': b, 's': s} for a, b, s in pairs])} AS row\n"
+        f"MATCH (a:{PHRASE} {{id: row.a}})\nMATCH (b:{PHRASE} {{id: row.b}})\n"
+        f"MERGE (a)-[r:{SYNONYM}]->(b)\nSET r.score = row.s", p.values, write=True,
+        idempotent=True)
+
+
+def layer_edges() -> Statement:
+    """The retrieval graph as rows ``a, b, weight`` of phrase and chunk ids (phrase_in: 1;
+    synonym: its score), in one order. What a fresh build is compared with."""
+    return Statement(
+        f"MATCH (p:{PHRASE})-[:{PHRASE_IN}]->(c:{CHUNK})\n"
+        "RETURN p.id AS a, c.id AS b, 1.0 AS weight\nUNION ALL\n"
+        f"MATCH (p:{PHRASE})-[r:{SYNONYM}]->(q:{PHRASE})\n"
+        "RETURN p.id AS a, q.id AS b, r.score AS weight")
+
+
+def layer_sentences() -> Statement:
+    """Rows ``id, chunk, text, phrases`` of every sentence (sorted phrase ids)."""
+    return Statement(f"MATCH (s:{SENTENCE})\nOPTIONAL MATCH (s)-[:{NAMES}]->(p:{PHRASE})\n"
+                     "WITH s, p.id AS phrase ORDER BY phrase\n"
+                     "RETURN s.id AS id, s.chunk AS chunk, s.text AS text, "
+                     "collect(phrase) AS phrases ORDER BY id")
+
+
+def read_meta() -> Statement:
+    """Rows ``options, edges, built`` of the retrieval graph's meta node."""
+    p = Params()
+    return Statement(f"MATCH (m:{META_LABEL} {{key: {p.add('key', META_KEY)}}})\n"
+                     "RETURN m.options AS options, m.edges AS edges, m.built AS built",
+                     p.values)
+
+
+def write_meta(options: str, built: float) -> Statement:
+    """Record the options the graph was built with (a JSON text) and when."""
+    p = Params()
+    return Statement(f"MERGE (m:{META_LABEL} {{key: {p.add('key', META_KEY)}}})\n"
+                     f"SET m.options = {p.add('options', options)}, "
+                     f"m.built = {p.add('built', float(built))}", p.values, write=True,
+                     idempotent=True)
+
+
+# ------------------------------------------------------------------ projections
+
+def _projection_edges() -> str:
+    return (f"MATCH (a:{PHRASE})-[:{PHRASE_IN}]->(b:{CHUNK})\n"
+            "RETURN a, b, 1.0 AS w, 'LINK' AS t\nUNION ALL\n"
+            f"MATCH (a:{PHRASE})-[r:{SYNONYM}]->(b:{PHRASE})\n"
+            "RETURN a, b, r.score AS w, 'LINK' AS t")
+
+
+def projection_edges() -> Statement:
+    """The retrieval graph's edges by internal node id: rows ``a, b, w`` (``chunk`` null);
+    and every chunk and phrase as a row ``a = null, b = its id, chunk``."""
+    return Statement(f"CALL {{\n{_projection_edges()}\n}}\n"
+                     "RETURN id(a) AS a, id(b) AS b, w, null AS chunk\nUNION ALL\n"
+                     f"MATCH (c) WHERE c:{CHUNK} OR c:{PHRASE}\n"
+                     f"RETURN null AS a, id(c) AS b, null AS w, c:{CHUNK} AS chunk")
+
+
+def store_projection(nodes: Sequence[int], offsets: Sequence[int], adj: Sequence[int],
+                     prob: Sequence[float], chunks: Sequence[int]) -> Statement:
+    """FalkorDB: keep the graph as CSR arrays (kgdb/documents/ppr_graph.py: csr) on the meta
+    node, what ``kgdb.ppr`` reads per question, with the chunks' internal ids."""
+    p = Params()
+    return Statement(
+        f"MATCH (m:{META_LABEL} {{key: {p.add('key', META_KEY)}}})\n"
+        f"SET m.nodes = {p.add('nodes', list(nodes))}, "
+        f"m.offsets = {p.add('offsets', list(offsets))}, m.adj = {p.add('adj', list(adj))}, "
+        f"m.prob = {p.add('prob', list(prob))}, m.chunks = {p.add('chunks', list(chunks))}, "
+        f"m.edges = {p.add('edges', len(adj) // 2)}", p.values, write=True, idempotent=True)
+
+
+# ------------------------------------------------------------------ personalized PageRank
+
+def udf_ppr(nodes: Sequence[int], offsets: Sequence[int], adj: Sequence[int],
+            prob: Sequence[float], seeds: Mapping[int, float], *, damping: float,
+            epsilon: float, k: int, targets: Sequence[int] | None = None) -> Statement:
+    """FalkorDB: ``kgdb.ppr`` over the given CSR graph. Rows ``node, score``."""
+    p = Params()
+    return Statement(
+        f"UNWIND kgdb.ppr({p.add('nodes', list(nodes))}, {p.add('offsets', list(offsets))}, "
+        f"{p.add('adj', list(adj))}, {p.add('prob', [float(x) for x in prob])}, "
+        f"{p.add('seeds', list(seeds))}, "
+        f"{p.add('seed_weights', [float(w) for w in seeds.values()])}, "
+        f"{p.add('damping', float(damping))}, {p.add('epsilon', float(epsilon))}, "
+        f"{p.add('targets', None if targets is None else list(targets))}, "
+        f"{p.add('k', int(k))}) AS row\n"
+        "RETURN row.node AS node, row.score AS score", p.values)
+
+
+def udf_ppr_chunks(seeds: Mapping[int, float], *, damping: float, epsilon: float,
+                   k: int) -> Statement:
+    """FalkorDB: ``kgdb.ppr`` over the stored projection from ``seeds`` (internal ids ->
+    weight): the ``k`` best chunks, rows ``chunk, document, node, score``."""
+    p = Params()
+    return Statement(
+        f"MATCH (m:{META_LABEL} {{key: {p.add('key', META_KEY)}}})\n"
+        f"UNWIND kgdb.ppr(m.nodes, m.offsets, m.adj, m.prob, {p.add('seeds', list(seeds))}, "
+        f"{p.add('seed_weights', [float(w) for w in seeds.values()])}, "
+        f"{p.add('damping', float(damping))}, {p.add('epsilon', float(epsilon))}, m.chunks, "
+        f"{p.add('k', int(k))}) AS row\n"
+        f"MATCH (c:{CHUNK}) WHERE id(c) = row.node\n"
+        "RETURN c.id AS chunk, c.document AS document, c.text AS text, row.node AS node, "
+        "row.score AS score\n"
+        "ORDER BY score DESC, chunk ASC", p.values)
+
+
+# ------------------------------------------------------------------ seeds
+
+def nearest_passages(d: Dialect, vector: Sequence[float], k: int) -> Statement:
+    """The ``k`` chunks nearest ``vector``: rows ``node, chunk, document, distance`` (L2;
+    unit vectors: cos = 1 - d^2 / 2)."""
+    p = Params()
+    call = d.vector_search_call(CHUNK, "embedding", p.add("k", int(k)),
+                                p.add("vector", list(map(float, vector))))
+    return Statement(f"{call}\nWITH node, {d.score_to_l2('score')} AS distance\n"
+                     "RETURN id(node) AS node, node.id AS chunk, node.document AS document, "
+                     "distance\nORDER BY distance ASC, chunk ASC\nLIMIT $k", p.values)
+
+
+def nearest_sentences(d: Dialect, vector: Sequence[float], k: int) -> Statement:
+    """The ``k`` sentences nearest ``vector`` with the phrases they name: rows ``sentence,
+    text, distance, phrases`` (each phrase ``[internal id, id, chunks containing it]``)."""
+    p = Params()
+    call = d.vector_search_call(SENTENCE, "embedding", p.add("k", int(k)),
+                                p.add("vector", list(map(float, vector))))
+    return Statement(
+        f"{call}\nWITH node, {d.score_to_l2('score')} AS distance\n"
+        "ORDER BY distance ASC, node.id ASC LIMIT $k\n"
+        f"OPTIONAL MATCH (node)-[:{NAMES}]->(p:{PHRASE})\n"
+        f"OPTIONAL MATCH (p)-[:{PHRASE_IN}]->(c:{CHUNK})\n"
+        "WITH node, distance, p, count(c) AS chunks\n"
+        "WITH node, distance, collect(CASE WHEN p IS NULL THEN null "
+        "ELSE [id(p), p.id, chunks] END) AS phrases\n"
+        "RETURN node.id AS sentence, node.text AS text, distance, phrases\n"
+        "ORDER BY distance ASC, sentence ASC", p.values)
+
+
+def phrases_by_id(ids: Sequence[str]) -> Statement:
+    """Rows ``node, id, chunks`` of the phrases among ``ids`` (chunks: how many contain it)."""
+    p = Params()
+    return Statement(f"MATCH (p:{PHRASE})\nWHERE p.id IN {p.add('ids', list(ids))}\n"
+                     f"OPTIONAL MATCH (p)-[:{PHRASE_IN}]->(c:{CHUNK})\n"
+                     "RETURN id(p) AS node, p.id AS id, count(c) AS chunks ORDER BY id",
+                     p.values)
+
+
+def nearest_phrases(d: Dialect, vector: Sequence[float], k: int) -> Statement:
+    """The ``k`` phrases whose name is nearest ``vector``: rows ``node, id, distance,
+    chunks``."""
+    p = Params()
+    call = d.vector_search_call(PHRASE, "embedding", p.add("k", int(k)),
+                                p.add("vector", list(map(float, vector))))
+    return Statement(f"{call}\nWITH node, {d.score_to_l2('score')} AS distance\n"
+                     "ORDER BY distance ASC, node.id ASC LIMIT $k\n"
+                     f"OPTIONAL MATCH (node)-[:{PHRASE_IN}]->(c:{CHUNK})\n"
+                     "RETURN id(node) AS node, node.id AS id, distance, count(c) AS chunks",
+                     p.values)
+
+
+def phrase_names() -> Statement:
+    """Rows ``id`` of every phrase (the question gazetteer's dictionary)."""
+    return Statement(f"MATCH (p:{PHRASE}) RETURN p.id AS id")
+
+
+def seed_paths(chunks: Sequence[str], seeds: Sequence[str]) -> Statement:
+    """Which seed phrases reach each of ``chunks`` in one step (``phrase_in``) or two (a
+    synonym, then ``phrase_in``): rows ``chunk, phrase, via`` (via: the synonym or null)."""
+    p = Params()
+    c, s = p.add("chunks", list(chunks)), p.add("seeds", list(seeds))
+    return Statement(
+        f"UNWIND {c} AS cid\nMATCH (x:{CHUNK} {{id: cid}})<-[:{PHRASE_IN}]-(q:{PHRASE})\n"
+        f"OPTIONAL MATCH (q)-[:{SYNONYM}]-(s:{PHRASE})\n"
+        f"WITH cid, q, s WHERE q.id IN {s} OR s.id IN {s}\n"
+        "RETURN DISTINCT cid AS chunk, CASE WHEN q.id IN " + s + " THEN q.id ELSE s.id END "
+        "AS phrase, CASE WHEN q.id IN " + s + " THEN null ELSE q.id END AS via\n"
+        "ORDER BY chunk, phrase", p.values)
+
+
+def gds_project_seeded(graph: str, seeds: Mapping[int, float]) -> Statement:
+    """Neo4j: the retrieval graph (undirected ``LINK`` relationships) plus directed ``SEED``
+    edges from the hub (the ``KgdbMeta {key: 'ppr'}`` node) to each seed, weighted by its
+    seed weight: GDS 2.13's ``sourceNodes`` takes no weights, and PageRank personalised to
+    the hub alone gives every other node d times its PageRank personalised to the weighted
+    seeds (kgdb/retrieve/ppr.py). Rows ``graph, nodes, relationships``."""
+    p = Params()
+    key = p.add("key", META_KEY)
+    rows = p.add("seeds", [[int(n), float(w)] for n, w in seeds.items()])
+    return Statement(
+        f"CALL {{\n{_projection_edges()}\nUNION ALL\n"
+        f"MATCH (a:{META_LABEL} {{key: {key}}})\n"
+        f"UNWIND {rows} AS seed\n"
+        "MATCH (b) WHERE id(b) = toInteger(seed[0])\n"
+        "RETURN a, b, seed[1] AS w, 'SEED' AS t\n}\n"
+        f"WITH gds.graph.project({p.add('graph', graph)}, a, b, "
+        "{relationshipType: t, relationshipProperties: {weight: w}}, "
+        "{undirectedRelationshipTypes: ['LINK']}) AS g\n"
+        "RETURN g.graphName AS graph, g.nodeCount AS nodes, "
+        "g.relationshipCount AS relationships", p.values)
+
+
+def gds_ppr_hub(graph: str, *, damping: float, iterations: int, tolerance: float,
+                k: int) -> Statement:
+    """Neo4j: PageRank personalised to the hub over the seeded projection: the ``k`` best
+    chunks, rows ``chunk, document, node, score`` (score divided by the damping factor: the
+    weighted-seed PageRank)."""
+    p = Params()
+    dmp = p.add("damping", float(damping))
+    return Statement(
+        f"MATCH (z:{META_LABEL} {{key: {p.add('key', META_KEY)}}})\n"
+        f"CALL gds.pageRank.stream({p.add('graph', graph)}, {{sourceNodes: [z], "
+        f"dampingFactor: {dmp}, maxIterations: {p.add('iterations', int(iterations))}, "
+        f"tolerance: {p.add('tolerance', float(tolerance))}, "
+        "relationshipWeightProperty: 'weight', concurrency: 1})\n"
+        "YIELD nodeId, score\n"
+        "WITH gds.util.asNode(nodeId) AS c, nodeId, score / " + dmp + " AS score\n"
+        f"WHERE c:{CHUNK} AND score > 0\n"
+        "RETURN c.id AS chunk, c.document AS document, c.text AS text, nodeId AS node, score\n"
+        f"ORDER BY score DESC, chunk ASC LIMIT {p.add('k', int(k))}", p.values)
+
+
+def gds_drop_named(graph: str) -> Statement:
+    """Drop the projection ``graph`` (no error when it is not there)."""
+    p = Params()
+    return Statement(f"CALL gds.graph.drop({p.add('graph', graph)}, false) YIELD graphName\n"
+                     "RETURN graphName AS graph", p.values)

@@ -1,0 +1,235 @@
+"""Personalized PageRank inside both engines (kgdb/retrieve/pagerank.py): kgdb.ppr on
+FalkorDB and GDS with a seed hub on Neo4j equal the numpy reference within 1e-6 on random
+weighted graphs with dangling nodes and disconnected parts, and rank alike; the retrieval
+graph after a document update or delete equals a fresh build; the solver ranks a corpus's
+passages and shows its seeds, paths and statements."""
+
+from __future__ import annotations
+
+import json
+import math
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kgdb.cypher import pagerank as cy
+from kgdb.documents.ppr_graph import GraphOptions, build_graph, csr, store_projection
+from kgdb.procedures import falkordb as udf
+from kgdb.retrieve.pagerank import reference
+from kgdb.retrieve.ppr import PprOptions, PprSolver
+from kgdb.statement import Statement
+
+pytestmark = pytest.mark.live
+
+GRAPHS = st.tuples(
+    st.lists(st.tuples(st.integers(0, 14), st.integers(0, 14),
+                       st.floats(0.05, 4.0, allow_nan=False)), max_size=40),
+    st.dictionaries(st.integers(0, 17), st.floats(0.01, 2.0, allow_nan=False), min_size=1,
+                    max_size=6),
+    st.booleans(),
+    st.sampled_from([0.5, 0.85, 0.3]))
+
+
+@pytest.fixture
+def library(falkordb_store: Any) -> Any:
+    udf.install(falkordb_store)
+    yield falkordb_store
+    udf.drop(falkordb_store)
+
+
+@given(GRAPHS)
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+def test_udf_equals_reference(library: Any, graph: Any) -> None:
+    """Directed graphs have dangling nodes; seeds 15-17 are isolated; self-loops and
+    parallel edges occur."""
+    edges, seeds, undirected, damping = graph
+    nodes, offsets, adj, prob = csr(edges, undirected=undirected, nodes=list(seeds))
+    rows = library.run(cy.udf_ppr(nodes, offsets, adj, prob, seeds, damping=damping,
+                                  epsilon=1e-13, k=100)).records()
+    got = {int(r["node"]): float(r["score"]) for r in rows}
+    expected = reference(edges, seeds, damping=damping, undirected=undirected)
+    for node in nodes:
+        assert math.isclose(got.get(node, 0.0), expected[node], abs_tol=1e-6)
+    scores = [float(r["score"]) for r in rows]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_udf_refuses_bad_input(library: Any) -> None:
+    from kgdb.errors import StatementError
+
+    good = ([1, 2], [0, 1, 2], [1, 0], [1.0, 1.0])
+    for args, message in (((*good, [3], [1.0], 0.5, 1e-9, None, 5), "not a node"),
+                          (([1, 2], [0, 1], [1, 0], [1.0, 1.0], [1], [1.0], 0.5, 1e-9,
+                            None, 5), "do not describe"),
+                          ((*good, [1], [1.0], 1.0, 1e-9, None, 5), "damping"),
+                          ((*good, [1], [-1.0], 0.5, 1e-9, None, 5), "non-negative"),
+                          ((*good, [1], [1.0], 0.5, 0.0, None, 5), "epsilon"),
+                          (([1, 2], [0, 1, 2], [5, 0], [1.0, 1.0], [1], [1.0], 0.5, 1e-9,
+                            None, 5), "outside")):
+        params = dict(zip("abcdefghij", args, strict=True))
+        with pytest.raises(StatementError, match=message):
+            library.run("RETURN kgdb.ppr($a, $b, $c, $d, $e, $f, $g, $h, $i, $j) AS v",
+                        params)
+
+
+def _write_graph(store: Any, edges: list[tuple[int, int, float]], chunks: int,
+                 nodes: int) -> dict[int, int]:
+    """Nodes 0..chunks-1 are chunks, the rest phrases; an edge between a phrase and a chunk
+    is phrase_in (weight 1), between phrases a synonym with that score. Returns node ->
+    internal id."""
+    ids = list(range(nodes))
+    store.run(Statement("UNWIND $ids AS i\nFOREACH (_ IN CASE WHEN i < $chunks THEN [1] "
+                        "ELSE [] END | CREATE (:Chunk {id: toString(i), document: 'd', n: i}))\n"
+                        "FOREACH (_ IN CASE WHEN i >= $chunks THEN [1] ELSE [] END | "
+                        "CREATE (:Phrase {id: toString(i), n: i}))",
+                        {"ids": ids, "chunks": chunks}, write=True))
+    store.run(Statement("UNWIND $rows AS e\nMATCH (a:Phrase {n: e[0]})\n"
+                        "MATCH (b) WHERE (b:Chunk OR b:Phrase) AND b.n = e[1]\n"
+                        "FOREACH (_ IN CASE WHEN b:Chunk THEN [1] ELSE [] END | "
+                        "CREATE (a)-[:phrase_in]->(b))\n"
+                        "FOREACH (_ IN CASE WHEN b:Phrase THEN [1] ELSE [] END | "
+                        "CREATE (a)-[:synonym {score: e[2]}]->(b))",
+                        {"rows": [[u, v, w] for u, v, w in edges]}, write=True))
+    store.run(cy.write_meta("{}", 0.0))
+    return {int(r["n"]): int(r["id"]) for r in store.run(
+        "MATCH (n) WHERE n:Chunk OR n:Phrase RETURN n.n AS n, id(n) AS id").records()}
+
+
+def _retrieval_edges(draw: Any) -> tuple[list[tuple[int, int, float]], int, int,
+                                         dict[int, float]]:
+    chunks = draw(st.integers(1, 8))
+    phrases = draw(st.integers(1, 8))
+    links = draw(st.lists(st.tuples(st.integers(chunks, chunks + phrases - 1),
+                                    st.integers(0, chunks - 1)), min_size=1, max_size=20,
+                           unique=True))  # GDS refuses an undirected type it did not project
+    synonyms = draw(st.lists(st.tuples(st.integers(chunks, chunks + phrases - 1),
+                                       st.integers(chunks, chunks + phrases - 1),
+                                       st.floats(0.8, 1.0)), max_size=6,
+                             unique_by=lambda t: (t[0], t[1])))
+    edges = [(p, c, 1.0) for p, c in links] + [(a, b, s) for a, b, s in synonyms if a != b]
+    seeds = draw(st.dictionaries(st.integers(0, chunks + phrases - 1),
+                                 st.floats(0.01, 1.0), min_size=1, max_size=5))
+    return edges, chunks, phrases, seeds
+
+
+@st.composite
+def retrieval_graphs(draw: Any) -> Any:
+    return _retrieval_edges(draw)
+
+
+@given(retrieval_graphs())
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+def test_both_engines_equal_reference_on_the_retrieval_graph(store: Any, graph: Any) -> None:
+    """The solver's own statements: the stored projection and kgdb.ppr on FalkorDB, the
+    seeded GDS projection on Neo4j (isolated chunks and phrases are the disconnected and
+    dangling parts)."""
+    edges, chunks, phrases, seeds = graph
+    store.run(Statement("MATCH (n) DETACH DELETE n", write=True))
+    internal = _write_graph(store, edges, chunks, chunks + phrases)
+    by_id = {internal[n]: w for n, w in seeds.items()}
+    expected = reference(edges, seeds, damping=0.5)
+    if store.dialect.NAME == "falkordb":
+        udf.install(store)
+        store_projection(store)
+        rows = store.run(cy.udf_ppr_chunks(by_id, damping=0.5, epsilon=1e-13, k=100)).records()
+    else:
+        try:
+            store.run(cy.gds_project_seeded("kgdb_ppr_test", by_id))
+            rows = store.run(cy.gds_ppr_hub("kgdb_ppr_test", damping=0.5, iterations=1000,
+                                            tolerance=1e-15, k=100)).records()
+        finally:
+            store.run(cy.gds_drop_named("kgdb_ppr_test"))
+    got = {int(r["chunk"]): float(r["score"]) for r in rows}
+    for chunk in range(chunks):
+        assert math.isclose(got.get(chunk, 0.0), expected.get(chunk, 0.0), abs_tol=1e-6)
+    ranking = [int(r["chunk"]) for r in rows]
+    exact = sorted((c for c in range(chunks) if expected.get(c, 0.0) > 1e-9),
+                   key=lambda c: (-expected[c], str(c)))
+    distinct = all(abs(expected[a] - expected[b]) > 1e-6 for a, b in pairwise(exact))
+    if distinct:  # no near-ties: the same order as the reference (so on both engines)
+        assert ranking == exact
+
+
+CORPUS = [
+    {"id": "snow", "title": "Hank Snow",
+     "text": "Hank Snow was a country singer. He lived in Madison, Tennessee until he died "
+             "in 1999. His song \"Hello Love\" topped the charts in 1974."},
+    {"id": "tennessee", "title": "Tennessee",
+     "text": "Tennessee is a state of the United States. North Carolina borders Tennessee "
+             "to the east."},
+    {"id": "publix", "title": "Publix",
+     "text": "Publix operates 1,300 stores in the South. North Carolina has 60 Publix "
+             "stores."},
+    {"id": "other", "title": "Apple Pie",
+     "text": "An apple pie is a pie. It is often served in the United States."},
+]
+
+
+def _load(store: Any, embedder: Any, tmp_path: Path, records: list[dict[str, str]]) -> None:
+    from kgdb.documents.pipeline import DocumentOptions, load_documents
+
+    path = tmp_path / "corpus.json"
+    path.write_text(json.dumps(records), encoding="utf-8")
+    load_documents(store, embedder, [path], options=DocumentOptions(
+        extract="gazetteer", title_entity=True), progress=False)
+
+
+def _state(store: Any) -> tuple[list[Any], list[Any], list[Any]]:
+    edges = sorted((r["a"], r["b"], round(float(r["weight"]), 6))
+                   for r in store.run(cy.layer_edges()).records())
+    sentences = [dict(r) for r in store.run(cy.layer_sentences()).records()]
+    phrases = sorted(str(r["id"]) for r in store.run(cy.phrase_names()).records())
+    return edges, sentences, phrases
+
+
+def test_update_and_delete_equal_a_fresh_build(store: Any, embedder: Any,
+                                               tmp_path: Path) -> None:
+    from kgdb.documents.pipeline import delete_documents
+
+    options = GraphOptions(synonym_threshold=0.75)
+    _load(store, embedder, tmp_path, CORPUS)
+    first = build_graph(store, embedder, options)
+    assert first.mode == "full" and first.phrases_created and first.sentences_created
+    assert build_graph(store, embedder, options).mode == "unchanged"
+    changed = [dict(CORPUS[0], text="Hank Snow was a Canadian singer who moved to Nashville, "
+                                    "Tennessee. He recorded \"I'm Movin' On\" in 1950."),
+               *CORPUS[1:3]]
+    _load(store, embedder, tmp_path, changed)  # updates snow, keeps the others
+    delete_documents(store, ["publix"])
+    report = build_graph(store, embedder, options)
+    assert report.mode == "incremental" and report.chunks == 1 and report.phrases_removed
+    incremental = _state(store)
+    rebuilt = build_graph(store, embedder, options, full=True)
+    assert rebuilt.mode == "full"
+    assert _state(store) == incremental
+    assert any(b == "snow#0000#000" and a == "nashville" for a, b, _ in incremental[0])
+    assert not any(a == "publix" for a, _, _ in incremental[0])
+
+
+def test_solver_ranks_passages_with_evidence(store: Any, embedder: Any,
+                                             tmp_path: Path) -> None:
+    if store.dialect.NAME == "falkordb":
+        udf.install(store)
+    _load(store, embedder, tmp_path, CORPUS)
+    build_graph(store, embedder)
+    question = ("How many Publix stores are in the state that borders the east of the state "
+                "where Hello Love's performer died?")
+    evidence = PprSolver().retrieve(store, embedder, question,
+                                    PprOptions(seed_passages=4, sentences=2))
+    documents = [d.id for d in evidence.documents]
+    assert set(documents[:3]) == {"publix", "snow", "tennessee"}
+    assert documents[-1] == "other"
+    seeds = evidence.detail["seeds"]
+    assert isinstance(seeds, list)
+    kinds = {s["kind"] for s in seeds if isinstance(s, dict)}
+    assert {"question", "sentence", "passage"} <= kinds
+    assert any(s.get("phrase") == "publix" for s in seeds if isinstance(s, dict))
+    publix_chunk = next(p.id for p in evidence.passages if p.document == "publix")
+    paths = evidence.detail["paths"]
+    assert isinstance(paths, dict) and ["publix", publix_chunk] in paths[publix_chunk]
+    assert any("gds.pageRank" in s.text or "kgdb.ppr" in s.text for s in evidence.statements)
+    assert evidence.score_kind == "pagerank" and "pagerank" in evidence.timings_ms
