@@ -302,6 +302,8 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
             problems.append(f"{where}: {scrub(str(error.get('msg', 'invalid')))}")
         message = "; ".join(problems) or "invalid request"
         report(ServiceError(422, message), rid, f"{request.method} {request.url.path}")
+        if request.url.path.startswith("/relay/"):  # the procedure raises it (see _relayed)
+            return JSONResponse([{"error": f"{message} (status 422, request {rid})"}])
         return _error(request.url.path, 422, message, rid)
 
     # ------------------------------------------------------------------ endpoints
