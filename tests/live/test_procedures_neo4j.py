@@ -172,7 +172,7 @@ def test_hostile_arguments_are_values(relay: Any, scripted_llm: Any) -> None:
             continue
         options = {"pattern": [[text, "directed_by", "UNKNOWN 1"]]}
         if text_problem(text):  # the text contract: refused in one line, by the procedure
-            with pytest.raises(Exception, match="kgdb: .*status 422"):
+            with pytest.raises(Exception, match=r"kgdb: .*status 422"):
                 _bolt(relay, "CALL custom.kgdb.askEvidence($q, $o)", q=text, o=options)
             continue
         evidence = _bolt(relay, "CALL custom.kgdb.askEvidence($q, $o)", q=text, o=options)
