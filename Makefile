@@ -81,6 +81,16 @@ neo4j:
 	@$(MAKE) -s runtime >&2
 	@$(VENV)/bin/kgdb neo4j start --home $(NEO4J_HOME)
 
+# The same, wired for BI tools: kgdb serve in the background (the serve extra), its token in
+# apoc.conf and kgdb's procedures installed (kgdb neo4j start --with-service):
+#   eval "$$(make -s neo4j-service)"
+RULES ?= hypertension=dsl/examples/hypertension.rules
+
+neo4j-service:
+	@$(MAKE) -s runtime >&2
+	@$(PY) -m pip install --quiet -e '.[serve]' >&2
+	@$(VENV)/bin/kgdb neo4j start --home $(NEO4J_HOME) --with-service --rules $(RULES)
+
 neo4j-stop:
 	@$(MAKE) -s runtime >&2
 	@$(VENV)/bin/kgdb neo4j stop --home $(NEO4J_HOME)

@@ -90,6 +90,13 @@ def delete_documents(ids: Sequence[str]) -> Statement:
                      {"ids": list(ids)}, write=True, idempotent=True)
 
 
+def documents_named(names: Sequence[str]) -> Statement:
+    """The documents whose id or title is one of ``names``. Rows: ``wanted``, ``id``."""
+    return Statement(f"UNWIND $names AS wanted\nMATCH (d:{DOCUMENT})\n"
+                     "WHERE d.id = wanted OR d.title = wanted\nRETURN wanted, d.id AS id",
+                     {"names": list(names)})
+
+
 def merge_documents(documents: Sequence[Mapping[str, Any]]) -> Statement:
     """``documents``: {id, title, source, format}; the hash is set last
     (:func:`set_document_hashes`), so an interrupted write is redone on the next load."""

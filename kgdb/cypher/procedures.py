@@ -188,6 +188,8 @@ def _relay(path: str, columns: Sequence[tuple[str, str]]) -> str:
             "`Content-Type`: 'application/json', `X-Kgdb-Graph`: database}, "
             "apoc.convert.toJson({question: $question, options: coalesce($options, {})})) "
             "YIELD value\n"
+            # a refused question comes back as one row {error} (serve/app.py, _relayed)
+            "CALL apoc.util.validate(value.error IS NOT NULL, 'kgdb: %s', [value.error])\n"
             "RETURN " + ", ".join(f"value.{name} AS {name}" for name, _ in columns))
 
 

@@ -118,7 +118,7 @@ class MiniLMEmbedder(Embedder):
 
     model_id = MODEL_ID
 
-    def __init__(self, batch_size: int = 64, path: Path | None = None) -> None:
+    def __init__(self, batch_size: int = 256, path: Path | None = None) -> None:
         self.batch_size = batch_size
         self._path = path
         self._tokenizer: Any = None

@@ -154,6 +154,17 @@ class RetrievalEval:
                 "latency_ms": self.latency_ms}
 
 
+def _documents_named(store: GraphStore, names: set[str]) -> dict[str, set[str]]:
+    """Supporting-document name (an id or a title) -> the ids of the documents it names."""
+    from kgdb.cypher.documents import documents_named
+
+    out: dict[str, set[str]] = {}
+    if names:
+        for row in store.run(documents_named(sorted(names))).records():
+            out.setdefault(str(row["wanted"]), set()).add(str(row["id"]))
+    return out
+
+
 def evaluate(store: GraphStore, embedder: Embedder, questions: Sequence[Question], *,
              ks: Sequence[int] = (2, 5, 10), modes: Sequence[Mode] | None = None,
              progress: bool = False) -> RetrievalEval:
@@ -169,17 +180,20 @@ def evaluate(store: GraphStore, embedder: Embedder, questions: Sequence[Question
     hits: dict[str, dict[int, list[float]]] = {label: {k: [] for k in ks} for label, *_ in plans}
     times: dict[str, list[float]] = {label: [] for label, *_ in plans}
     times["embed"] = []
+    named = _documents_named(store, {s for q in questions for s in q.supporting})
     for q in tqdm(questions, desc="questions", unit="q", disable=not progress, leave=False):
         start = time.perf_counter()
         vectors.embed([q.question])
         times["embed"].append(elapsed_ms(start))
-        gold = set(q.supporting)
+        # each supporting document: the ids it names (by id or title), or itself if none
+        gold = [named.get(s) or {s} for s in dict.fromkeys(q.supporting)]
         for label, solver, options in plans:
             evidence = solver.retrieve(store, vectors, q.question, options)
             times[label].append(evidence.retrieval_ms)
             ranking = [d.id for d in evidence.documents]
             for k in ks:
-                hits[label][k].append(len(gold & set(ranking[:k])) / len(gold))
+                top = set(ranking[:k])
+                hits[label][k].append(sum(1 for ids in gold if ids & top) / len(gold))
     result = RetrievalEval(len(questions), tuple(ks))
     for label, *_ in plans:
         result.recall[label] = {f"recall@{k}": round(statistics.fmean(v), 4) if v else 0.0

@@ -14,7 +14,8 @@ from __future__ import annotations
 import csv
 import io
 import logging
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from importlib.metadata import version
@@ -46,7 +47,7 @@ GRAPH_HEADER = "X-Kgdb-Graph"
 REQUEST_ID = "X-Request-Id"
 TRUNCATED = "X-Kgdb-Truncated"
 MAX_QUESTION = 4000
-OPEN_PATHS = ("/livez", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json")
+OPEN_PATHS = ("/livez", "/readyz", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json")
 """Paths that need no token; every other request shows a valid one before its body is read."""
 
 
@@ -261,6 +262,9 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> Any:
+        # the model loads beside the first requests (/livez answers, /readyz says when)
+        warming = threading.Thread(target=_warm, args=(ops,), daemon=True, name="kgdb-warm")
+        warming.start()
         yield
         tenants.close()
 
@@ -298,13 +302,24 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
             problems.append(f"{where}: {scrub(str(error.get('msg', 'invalid')))}")
         message = "; ".join(problems) or "invalid request"
         report(ServiceError(422, message), rid, f"{request.method} {request.url.path}")
+        if request.url.path.startswith("/relay/"):  # the procedure raises it (see _relayed)
+            return JSONResponse([{"error": f"{message} (status 422, request {rid})"}])
         return _error(request.url.path, 422, message, rid)
 
     # ------------------------------------------------------------------ endpoints
     @app.get("/livez", tags=["service"])
     def livez() -> dict[str, str]:
-        """Liveness for process managers; needs no token and says nothing about the data."""
+        """Liveness for process managers (the process answers); needs no token and says
+        nothing about the data. Readiness is ``/readyz``."""
         return {"status": "ok"}
+
+    @app.get("/readyz", tags=["service"], responses={503: {"description": "still loading"}})
+    def readyz() -> JSONResponse:
+        """Readiness for load balancers: 200 once the embedding model is loaded (requests
+        are then answered without waiting for it), 503 ``loading`` before; no token."""
+        if ops.ready:
+            return JSONResponse({"status": "ready"})
+        return JSONResponse({"status": "loading"}, 503)
 
     @app.get("/health", tags=["service"])
     def health(call: Reader) -> dict[str, Any]:
@@ -365,19 +380,44 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
         return ops.procedures(call.store)
 
     @app.post("/relay/ask", tags=["relay"])
-    def relay_ask(body: AskRequest, call: Reader) -> list[dict[str, Any]]:
-        """For ``custom.kgdb.ask``: one flat row per answer (rank, answer, solver, evidence)."""
-        return ops.relay_ask(call.store, body.question, body.options)
+    def relay_ask(body: AskRequest, call: Reader, request: Request) -> list[dict[str, Any]]:
+        """For ``custom.kgdb.ask``: one flat row per answer (rank, answer, solver, evidence);
+        a refused question is one row ``{error}`` (see :func:`_relayed`)."""
+        return _relayed(request, lambda: ops.relay_ask(call.store, body.question, body.options))
 
     @app.post("/relay/ask-evidence", tags=["relay"])
-    def relay_evidence(body: AskRequest, call: Reader) -> list[dict[str, Any]]:
-        """For ``custom.kgdb.askEvidence``: the evidence rows, without an answer."""
-        return ops.relay_evidence(call.store, body.question, body.options)
+    def relay_evidence(body: AskRequest, call: Reader, request: Request
+                       ) -> list[dict[str, Any]]:
+        """For ``custom.kgdb.askEvidence``: the evidence rows, without an answer; a refused
+        question is one row ``{error}``."""
+        return _relayed(request, lambda: ops.relay_evidence(call.store, body.question,
+                                                            body.options))
 
     return app
 
 
 # ---------------------------------------------------------------------- helpers
+def _warm(ops: Operations) -> None:
+    try:
+        ops.warm()
+    except Exception:  # the first request reports the same failure to its caller
+        log.exception("loading the embedding model failed")
+
+
+def _relayed(request: Request, rows: Callable[[], list[dict[str, Any]]]
+             ) -> list[dict[str, Any]]:
+    """A relay's rows, or for a question the service refuses (no LLM configured, a solver
+    without what it needs) one row ``{error}`` with HTTP 200: APOC's JSON loader shows only
+    the status of a failed request, never its body, so the procedure raises this message
+    itself (``custom.kgdb.ask``: "kgdb: no LLM is configured on this server ...")."""
+    try:
+        return rows()
+    except errors.KgdbError as exc:
+        rid = _request_id(request)
+        status, message = report(exc, rid, request.url.path)
+        return [{"error": f"{message} (status {status}, request {rid})"}]
+
+
 def _token(tokens: TokenFile, header: str | None) -> Token:
     if not header:
         raise ServiceError(401, "a bearer token is required (Authorization: Bearer <token>)")

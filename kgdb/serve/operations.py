@@ -58,6 +58,8 @@ class Operations:
         self._model = SharedModel(embedder) if embedder is not None else None
         self._llm = llm
         self._lock = threading.Lock()
+        self.ready = False
+        """Whether the embedding model is loaded (:meth:`warm`)."""
 
     # ------------------------------------------------------------------ models
     def model(self) -> SharedModel:
@@ -67,6 +69,12 @@ class Operations:
 
                 self._model = SharedModel(default_embedder())
             return self._model
+
+    def warm(self) -> None:
+        """Load the embedding model now (its first use otherwise waits for it): the service
+        is ready (``/readyz``) once this returns."""
+        self.model().compute(["kgdb"])
+        self.ready = True
 
     def embedder(self, store: GraphStore) -> TenantEmbedder:
         """The embedding model with the cache of ``store``'s tenant only."""

@@ -71,4 +71,8 @@ def test_demo_runs_from_the_repository(cli_store, monkeypatch) -> None:
     assert "graph [1]  GSD " in out
     assert "('Kismet', 'directed_by', 'William Dieterle')" in out
     assert "('Kismet', 'starred_actors', 'Marlene Dietrich')" in out
-    assert "Cypher that ran:" in out
+    # it names where the sample is and what to try next; the Cypher only when asked
+    assert "The sample is in the " in out and "Next, try:" in out
+    assert "Cypher that ran:" not in out
+    code, out = invoke("demo", "--cypher")
+    assert code == 0 and "Cypher that ran:" in out

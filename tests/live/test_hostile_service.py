@@ -101,11 +101,20 @@ def test_llm_failures_say_what_never_how(service: Service, scripted_llm: Any,
         for path in ("/ask", "/relay/ask"):
             reply = service.call("POST", path, json={"question": "Who directed Kismet?",
                                                      "options": {"solver": solver}})
+            llm_first = solver in ("simgrag", "lf")
+            if path == "/relay/ask" and reply.status_code == 200 and "error" in reply.json()[0]:
+                # a relay's refusal is one row {error} (APOC shows no error body)
+                relayed = reply.json()[0]["error"]
+                surface.check(not any(s in relayed for s in (SECRET_KEY, PASSWORD, port))
+                              and "://" not in relayed and "\n" not in relayed
+                              and (not llm_first or relayed.startswith(
+                                  "the LLM endpoint failed (HTTP 401) (status 502, request ")),
+                              f"{path} {solver}: {relayed[:200]}")
+                continue
             if reply.status_code == 200:  # a solver that answered without the model
                 surface.check(SECRET_KEY not in reply.text, f"{path} {solver}: leaked")
                 continue
             # simgrag and lf ask the model first; hig and cqr may stop earlier (no index)
-            llm_first = solver in ("simgrag", "lf")
             surface.check(reply.status_code in (400, 502) and _clean(reply, SECRET_KEY,
                                                                     PASSWORD, port)
                           and (not llm_first or reply.json()["error"]["message"]

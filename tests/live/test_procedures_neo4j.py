@@ -23,6 +23,7 @@ from kgdb.config import Settings
 from kgdb.procedures import neo4j as procedures
 from kgdb.serve.app import ServeConfig, create_app
 from kgdb.serve.tokens import TokenFile
+from kgdb.text import text_problem
 from tests.conftest import engine_env, neo4j_home, neo4j_service
 from tests.live.test_serve import FILMS, PATTERN, _load
 from tests.support.hostile import CORPUS
@@ -167,9 +168,14 @@ def test_hostile_arguments_are_values(relay: Any, scripted_llm: Any) -> None:
         rows = _bolt(relay, "CALL custom.kgdb.rules.hypertension($f)",
                      f={text or "k": text, "SystolicPressure": 120})
         assert rows == []
-        evidence = _bolt(relay, "CALL custom.kgdb.askEvidence($q, $o)", q=text or "?",
-                         o={"pattern": [[text or "x", "directed_by", "UNKNOWN 1"]]}) \
-            if text.strip() and len(text) < 1000 else []
+        if not text.strip() or len(text) >= 1000:
+            continue
+        options = {"pattern": [[text, "directed_by", "UNKNOWN 1"]]}
+        if text_problem(text):  # the text contract: refused in one line, by the procedure
+            with pytest.raises(Exception, match=r"kgdb: .*status 422"):
+                _bolt(relay, "CALL custom.kgdb.askEvidence($q, $o)", q=text, o=options)
+            continue
+        evidence = _bolt(relay, "CALL custom.kgdb.askEvidence($q, $o)", q=text, o=options)
         assert all("rank" in r for r in evidence)
     assert relay.run("MATCH (n) RETURN count(n) AS n").value(0) == before
 

@@ -131,6 +131,7 @@ def test_start_again_stop_status(tmp_path: Path) -> None:
         assert "NEO4J_PASSWORD is set but KGDB_URI/NEO4J_URI is not: using the embedded " \
                "FalkorDB" in fallback.stderr
         assert fallback.stdout.startswith("database: embedded FalkorDB")
+        kgdb("db", "stop", env={"KGDB_HOME": str(tmp_path / "kgdb-home")})
         wrong = kgdb("stats", env={**settings, "NEO4J_PASSWORD": "not-it"})
         assert "authentication failed" in one_error_line(wrong)
     finally:
