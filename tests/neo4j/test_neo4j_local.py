@@ -35,9 +35,11 @@ def kgdb(*args: str, env: dict[str, str] | None = None,
 def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
     assert done.returncode == 1, (done.stdout, done.stderr)
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("kgdb: error: "), done.stderr
+    progress = [line for line in lines[:-1] if line.endswith("...")]  # "starting Neo4j ..."
+    assert lines[-1].startswith("kgdb: error: ") and len(progress) == len(lines) - 1, \
+        done.stderr
     assert "Traceback" not in done.stderr
-    return lines[0]
+    return lines[-1]
 
 
 def test_without_java_says_so(tmp_path: Path) -> None:
