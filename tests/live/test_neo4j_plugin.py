@@ -289,10 +289,13 @@ def test_native_nearest_entities_equal_the_custom_procedure_body(movie_sample_st
         got = movie_sample_store.run(Statement(
             "CALL kgdb.nearestEntities($vector, $topK) YIELD rank, id, name, distance "
             "RETURN rank, id, name, distance", params)).records()
-        assert [(r["rank"], r["id"], r["name"]) for r in got] == [
-            (r["rank"], r["id"], r["name"]) for r in want]
+        assert [r["rank"] for r in got] == [r["rank"] for r in want]
         for g, w in zip(got, want, strict=True):
             assert math.isclose(g["distance"], w["distance"], abs_tol=1e-4)
+            # entities whose vectors are equal within the index score's rounding (MiniLM is
+            # uncased: 'William Dieterle' and 'william dieterle') may swap places, no others
+            assert g["id"] == w["id"] or math.isclose(g["distance"], w["distance"],
+                                                      abs_tol=1e-6), (text, g, w)
 
 
 def test_procedures_status_reports_the_plugin_against_kgdb(plugin_store):
