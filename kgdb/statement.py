@@ -49,6 +49,18 @@ class EngineCommand:
 Operation = Statement | EngineCommand
 
 
+def statement_lines(statements: list[Statement], *, max_params: int = 2000) -> list[str]:
+    """``Cypher that ran:`` and each statement with its parameters as a person reads them
+    (re-runnable as printed, vectors shown by size), for every command that shows its work."""
+    import json
+
+    lines = ["", "Cypher that ran:"]
+    for statement in statements:
+        params = json.dumps(shown_params(statement.params), default=str, ensure_ascii=False)
+        lines += [statement.text, "params: " + params[:max_params], ""]
+    return lines
+
+
 def shown_params(params: dict[str, Any], *, max_items: int = 20) -> dict[str, Any]:
     """Parameters as a person reads them: embedding vectors become ``<384-d vector>`` and long
     lists are cut to their first ``max_items`` items (with a count of the rest)."""

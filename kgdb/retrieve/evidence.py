@@ -10,14 +10,13 @@ send :meth:`Evidence.to_json`, and BI tools read its flat :meth:`Evidence.rows`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from kgdb.link.names import verbalise
 from kgdb.measure import Timings
-from kgdb.statement import Statement, shown_params
+from kgdb.statement import Statement, shown_params, statement_lines
 
 Json = None | bool | int | float | str | list["Json"] | dict[str, "Json"]
 """A JSON value."""
@@ -219,11 +218,7 @@ class Evidence:
         if not lines:
             lines.append("Nothing was found.")
         if cypher and self.statements:
-            lines += ["", "Cypher that ran:"]
-            for statement in self.statements:
-                params = json.dumps(shown_params(statement.params), default=str,
-                                    ensure_ascii=False)
-                lines += [statement.text, "params: " + params[:max_params], ""]
+            lines += statement_lines(self.statements, max_params=max_params)
         if self.timings_ms:
             lines.append("time: " + ", ".join(f"{k} {v:.1f} ms" for k, v in self.timings_ms.items()))
         return lines

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import json
 import math
 import time
 from collections.abc import Sequence
@@ -55,7 +54,7 @@ from kgdb.engine import GraphStore
 from kgdb.errors import KgdbError
 from kgdb.ir import Candidate, LinkedPattern, Pattern
 from kgdb.link import Linker, LinkError, LinkSettings
-from kgdb.statement import Statement, shown_params
+from kgdb.statement import Statement, shown_params, statement_lines
 
 EngineName = Literal["cypher", "optimized", "native"]
 """``cypher``: one generated statement per component (on a Neo4j with kgdb's plugin: one
@@ -534,10 +533,7 @@ def describe(result: Retrieval, *, cypher: bool = True, max_params: int = 2000) 
         lines.append(f"graph [{i}]  GSD {sub.gsd:.4f}")
         lines += [f"    ({h!r}, {r!r}, {t!r})" for h, r, t in sub.verbal_triples()]
     if cypher:
-        lines += ["", "Cypher that ran:"]
-        for statement in result.statements:
-            params = json.dumps(shown_params(statement.params), default=str, ensure_ascii=False)
-            lines += [statement.text, "params: " + params[:max_params], ""]
+        lines += statement_lines(result.statements, max_params=max_params)
     t = result.timings_ms
     lines.append(f"time: embed {t.get('embed', 0):.1f} ms, vector search "
                  f"{t.get('vector', 0):.1f} ms, subgraph matching {t.get('match', 0):.1f} ms "
