@@ -75,6 +75,26 @@ def merge_facts(d: Dialect, predicate: str, pairs: Sequence[tuple[str, str]]) ->
         write=True, idempotent=True)
 
 
+def drop_repeated_facts(d: Dialect, predicate: str, pairs: Sequence[tuple[str, str]]) -> Statement:
+    """Keep one ``predicate`` relationship per (head id, tail id) pair of ``pairs``.
+
+    Run after the first :func:`merge_facts` of a predicate a writer has not written before:
+    FalkorDB 4.16 plans a query before it takes the write lock, so a MERGE planned while the
+    relationship type did not exist yet, and run after another writer created it, finds no
+    relationship and creates a second one (eight concurrent loaders on an empty graph left
+    20 of 60 facts doubled, tests/live/test_hostile_concurrency.py). A writer only plans a
+    MERGE before the type exists for its first batch, so this is needed once per predicate."""
+    return Statement(
+        "UNWIND $rows AS row\n"
+        f"MATCH (h:Entity {{id: row.h}})-[r:{d.ident(predicate)}]->(t:Entity {{id: row.t}})\n"
+        "WITH h, t, collect(DISTINCT r) AS rs\n"
+        "WHERE size(rs) > 1\n"
+        "UNWIND tail(rs) AS extra\n"
+        "DELETE extra",
+        {"rows": [{"h": h, "t": t} for h, t in dict.fromkeys(pairs)]},
+        write=True, idempotent=True)
+
+
 def create_facts(d: Dialect, predicate: str, pairs: Sequence[tuple[str, str]]) -> Statement:
     """New facts (a bulk load, which has dropped repeated pairs itself): one relationship typed
     by ``predicate`` per (head id, tail id) pair, CREATEd without looking for an existing one."""

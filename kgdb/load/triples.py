@@ -369,6 +369,8 @@ def _batch_statements(store: GraphStore, embedder: Embedder, triples: list[Tripl
         by_predicate.setdefault(t.predicate, []).append((t.subject, t.object))
     for predicate, rows in by_predicate.items():
         statements.append(load.merge_facts(d, predicate, rows))
+        if predicate in new_predicates:  # see drop_repeated_facts: a concurrent writer's race
+            statements.append(load.drop_repeated_facts(d, predicate, rows))
         report.predicates[predicate] = report.predicates.get(predicate, 0) + len(rows)
     report.triples += len(triples)
     return statements

@@ -155,9 +155,9 @@ def _counts(home: Path, graph: str) -> tuple[int, int, int]:
         store.close()
 
 
-def _load_cmd(path: Path, graph: str) -> list[str]:
+def _load_cmd(path: Path, graph: str, batch_size: int = 200) -> list[str]:
     return [sys.executable, "-m", "kgdb", "--graph", graph, "load", "triples", str(path),
-            "--sep", "|", "--batch-size", "200", "--no-progress"]
+            "--sep", "|", "--batch-size", str(batch_size), "--no-progress"]
 
 
 def test_kill_loader_and_server_mid_load_then_rerun_gives_exact_counts(tmp_path: Path) -> None:
@@ -176,14 +176,15 @@ def test_kill_loader_and_server_mid_load_then_rerun_gives_exact_counts(tmp_path:
                             text=True, timeout=300)
         assert ok.returncode == 0, ok.stderr
         expected = _counts(home, "clean")
-        # 1) kill -9 the loader once it has written something
-        loader = subprocess.Popen(_load_cmd(path, "killed"), env=env, cwd=ROOT,
+        # 1) kill -9 the loader once it has written something; small batches keep it loading
+        # long enough to be caught in the middle (a whole 1500-line load takes ~2 s)
+        loader = subprocess.Popen(_load_cmd(path, "killed", batch_size=5), env=env, cwd=ROOT,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _wait_for_entities(home, "killed", loader)
-        os.kill(loader.pid, signal.SIGKILL)
-        loader.wait(10)
+        loader.kill()
+        assert loader.wait(10) == -signal.SIGKILL, "the loader finished before it could be killed"
         # 2) kill -9 the server under a running load
-        loader = subprocess.Popen(_load_cmd(path, "killed"), env=env, cwd=ROOT,
+        loader = subprocess.Popen(_load_cmd(path, "killed", batch_size=5), env=env, cwd=ROOT,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         time.sleep(1.0)
         state = server.status()
@@ -209,4 +210,4 @@ def _wait_for_entities(home: Path, graph: str, loader: subprocess.Popen) -> None
                 return
         except Exception:
             pass
-        time.sleep(0.3)
+        time.sleep(0.05)
