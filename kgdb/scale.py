@@ -25,7 +25,6 @@ the graph, at k(n) = 16, 256 and 2048 candidates per known node.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import re
@@ -43,7 +42,7 @@ import numpy as np
 from kgdb.config import Settings
 from kgdb.embed import Embedder
 from kgdb.errors import KgdbError
-from kgdb.measure import percentile
+from kgdb.measure import cpu_model, load_average, percentile
 
 ENTITY_TYPES = ("person", "organization", "place", "film", "book", "song", "company",
                 "product", "event", "disease", "drug", "team")
@@ -190,25 +189,6 @@ def _p50_p90(values: list[float]) -> dict[str, float | None]:
             "p90_ms": round(percentile(values, 90), 2)}
 
 
-def _cpu_model() -> str:
-    """The CPU's model name (``/proc/cpuinfo``), or the platform's processor string."""
-    import platform
-
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
-
-
-def _load_average() -> list[float] | None:
-    """The 1/5/15-minute load averages: other work on the machine, beside every figure."""
-    try:
-        return [round(x, 2) for x in os.getloadavg()]
-    except OSError:
-        return None
-
-
 def _peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
@@ -301,8 +281,8 @@ def bench_scale(settings: Settings, *, entities: int, relationships: int | None 
         "facts": graph.facts, "generate_s": round(time.perf_counter() - t0, 2)}
     store = connect(settings)
     result["engine"] = store.dialect.NAME
-    result["machine"] = {"cpu": _cpu_model(), "cores": os.cpu_count(),
-                         "load_average_at_start": _load_average()}
+    result["machine"] = {"cpu": cpu_model(), "cores": os.cpu_count(),
+                         "load_average_at_start": load_average()}
     try:
         if store.run(count_nodes()).value(0):
             raise ScaleError(f"bench scale needs an empty graph; {store.address} has data")
@@ -343,7 +323,7 @@ def bench_scale(settings: Settings, *, entities: int, relationships: int | None 
                     "queries": len(times), **_p50_p90(times),
                     **{f"{phase}_{key}": value for phase, values in phases.items()
                        for key, value in _p50_p90(values).items()},
-                    "paths": sorted(paths), "load_average": _load_average()}
+                    "paths": sorted(paths), "load_average": load_average()}
         result["retrieval_excluding_embedding"] = latency
         result["server_memory_after_queries"] = _server_memory_mb(settings)
         result["total_s"] = round(time.perf_counter() - t0, 2)
