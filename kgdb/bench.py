@@ -226,3 +226,51 @@ def _same_gsds(a: list[float], b: list[float]) -> bool:
     float64, so the same exact distance differs between them by about 1e-7."""
     return len(a) == len(b) and all(abs(x - y) <= 1e-6 for x, y in
                                     zip(sorted(a), sorted(b), strict=True))
+
+
+WARMUP_ROUNDS = 5
+"""Unmeasured rounds before kgdb bench bi's: plan caches, the JIT, the driver's pool."""
+
+
+def bench_bi(store: Any, *, text: str, rules: dict[str, Any], facts: dict[str, Any],
+             runs: int = 50) -> dict[str, Any]:
+    """Latency of what BI tools call on Neo4j, p50/p90 in ms over ``runs`` rounds (each path
+    once per round, after :data:`WARMUP_ROUNDS`): ``kgdb.entities`` (kgdb's plugin),
+    ``custom.kgdb.entities`` (APOC Extended), and each rule set's ask-time, as the one Cypher
+    statement ``kgdb rules eval`` runs (no APOC) and as ``custom.kgdb.rules.<name>``. A path
+    that is not installed shows its one-line error."""
+    from kgdb.cypher import procedures as cy
+    from kgdb.cypher import rules as cy_rules
+    from kgdb.errors import KgdbError
+    from kgdb.measure import cpu_model, load_average, summary
+    from kgdb.statement import Statement
+
+    calls: dict[str, Statement] = {
+        "kgdb.entities": cy.call_entities(text, 10, native=True),
+        "custom.kgdb.entities": cy.call_entities(text, 10, native=False)}
+    for name, ruleset in sorted(rules.items()):
+        calls[f"rules {name}: ask statement"] = cy_rules.judge_facts(
+            cy_rules.evaluate_facts(store.dialect, ruleset), facts)
+        calls[f"custom.kgdb.rules.{name}"] = cy.call_ruleset(name, facts)
+    out: dict[str, Any] = {"text": text, "facts": facts, "runs": runs,
+                           "engine": store.dialect.NAME, "native": store.dialect.NATIVE,
+                           "machine": {"cpu": cpu_model(), "cores": os.cpu_count(),
+                                       "load_average_at_start": load_average()}}
+    rows: dict[str, int] = {}
+    for name, statement in calls.items():
+        try:
+            rows[name] = len(store.run(statement).records())
+        except KgdbError as exc:
+            out[name] = {"error": str(exc).splitlines()[0][:300]}
+    times: dict[str, list[float]] = {name: [] for name in rows}
+    for round_ in range(WARMUP_ROUNDS + runs):  # round-robin: the same load on every path
+        for name in rows:
+            started = time.perf_counter()
+            store.run(calls[name]).records()
+            if round_ >= WARMUP_ROUNDS:
+                times[name].append((time.perf_counter() - started) * 1000)
+    for name, values in times.items():
+        s = summary(values)
+        out[name] = {"rows": rows[name], "p50_ms": s["p50"], "p90_ms": s["p90"]}
+    out["machine"]["load_average_at_end"] = load_average()
+    return out
