@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.IntStream;
 import org.neo4j.common.DependencyResolver;
 import org.neo4j.dbms.api.DatabaseManagementService;
 import org.neo4j.graphdb.GraphDatabaseService;
@@ -43,6 +44,8 @@ final class VectorMatrix {
     static final double ABSOLUTE_MARGIN = 1e-5;
     /** Rows per block: a block's running sums (4 KB) stay in L1 while its columns stream. */
     static final int BLOCK = 1024;
+    /** From this many blocks on, the blocks are screened on the common fork-join pool. */
+    static final int PARALLEL_BLOCKS = 8;
 
     private static final Map<String, VectorMatrix> CACHE = new ConcurrentHashMap<>();
     private static final Map<String, AtomicLong> CHANGES = new ConcurrentHashMap<>();
@@ -251,16 +254,17 @@ final class VectorMatrix {
             norm2 += query[i] * query[i];
         }
         long t0 = System.nanoTime();
-        float[] screened = new float[rows];
-        float[] acc = new float[BLOCK];
-        for (int b = 0, start = 0; start < rows; b++, start += BLOCK) {
-            Arrays.fill(acc, 0f);
+        int blocks = (rows + BLOCK - 1) / BLOCK;
+        float[] screened = new float[blocks * BLOCK];
+        IntStream stream = IntStream.range(0, blocks);
+        (blocks >= PARALLEL_BLOCKS ? stream.parallel() : stream).forEach(b -> {
+            float[] acc = new float[BLOCK];
             for (int j = 0; j < dim; j++) accumulate(columns[b * dim + j], q[j], acc);
-            System.arraycopy(acc, 0, screened, start, Math.min(BLOCK, rows - start));
-        }
+            System.arraycopy(acc, 0, screened, b * BLOCK, BLOCK);
+        });
         int kk = Math.min(k, rows);
         if (kk == 0) return List.of();
-        float kth = kthSmallest(screened, kk);
+        float kth = kthSmallest(screened, rows, kk);
         double limit = kth * (1 + RELATIVE_MARGIN) + ABSOLUTE_MARGIN * (1 + norm2);
         long t1 = System.nanoTime();
         List<Hit> hits = new ArrayList<>();
@@ -288,10 +292,11 @@ final class VectorMatrix {
     }
 
     /** The k-th smallest value (1-based) by a bounded max-heap of the k smallest. */
-    private static float kthSmallest(float[] values, int k) {
+    private static float kthSmallest(float[] values, int n, int k) {
         float[] heap = new float[k];
         int size = 0;
-        for (float v : values) {
+        for (int x = 0; x < n; x++) {
+            float v = values[x];
             if (size < k) {
                 int i = size++;
                 heap[i] = v;
