@@ -8,6 +8,7 @@ import java.util.stream.Stream;
 import org.neo4j.graphdb.Entity;
 import org.neo4j.graphdb.GraphDatabaseService;
 import org.neo4j.graphdb.Node;
+import org.neo4j.graphdb.NotFoundException;
 import org.neo4j.graphdb.Relationship;
 import org.neo4j.graphdb.Result;
 import org.neo4j.graphdb.Transaction;
@@ -202,13 +203,17 @@ public class Nearest {
         VectorMatrix matrix = VectorMatrix.of(db, tx, definition.getName(), label, prop, query.length);
         if (matrix == null) return null;
         List<Hit<T>> hits = new ArrayList<>();
-        for (VectorMatrix.Hit hit : matrix.nearest(query, (int) k, id -> {
-            Object stored = tx.getNodeById(id).getProperty(prop, null);
-            double[] values = Vectors.of(stored, proc + ": stored " + prop);
-            Vectors.sameSize(values, query, proc);
-            return Vectors.l2(values, query);
-        })) {
-            hits.add(new Hit<>(kind.cast(tx.getNodeById(hit.nodeId())), hit.distance()));
+        try {
+            for (VectorMatrix.Hit hit : matrix.nearest(query, (int) k, id -> {
+                Object stored = tx.getNodeById(id).getProperty(prop, null);
+                double[] values = Vectors.of(stored, proc + ": stored " + prop);
+                Vectors.sameSize(values, query, proc);
+                return Vectors.l2(values, query);
+            })) {
+                hits.add(new Hit<>(kind.cast(tx.getNodeById(hit.nodeId())), hit.distance()));
+            }
+        } catch (NotFoundException | IllegalArgumentException e) {
+            return null;  // a node deleted or changed by a commit racing this search: the index
         }
         return hits;
     }
