@@ -306,6 +306,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     # The session's KGDB_HOME (embedded FalkorDB, the Maven-started Neo4j's data: 0.5-0.8 GB)
     # goes with the session; KGDB_KEEP_TEST_HOME=1 keeps it to look at.
     if not os.environ.get("KGDB_KEEP_TEST_HOME"):
+        from kgdb.engine.embedded import EmbeddedServer
+
+        EmbeddedServer(_HOME).stop()  # one a test started without the embedded_home fixture
         shutil.rmtree(_HOME, ignore_errors=True)
 
 
