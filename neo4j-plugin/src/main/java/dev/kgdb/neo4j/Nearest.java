@@ -122,12 +122,15 @@ public class Nearest {
         public double lastScreenMs;
         public double lastExactMs;
         public long lastRecomputed;
+        public long lastCandidates;
+        public long screenDims;
     }
 
     @Procedure(name = "kgdb.vectorIndexes", mode = Mode.READ)
     @Description("kgdb.vectorIndexes() - each node vector index and the state of kgdb's exact "
             + "in-memory copy of it: current, stale (rebuilt by the next search), none (never "
-            + "searched) or too large (searches use the index and re-rank exactly).")
+            + "searched) or too large (searches use the index and re-rank exactly); the last "
+            + "search's screen time, rows visited (lastCandidates) and re-ranked from the store.")
     public Stream<IndexState> vectorIndexes() {
         List<IndexState> out = new ArrayList<>();
         for (IndexDefinition definition : tx.schema().getIndexes()) {
@@ -147,6 +150,8 @@ public class Nearest {
                 row.lastScreenMs = m.lastScreenMs;
                 row.lastExactMs = m.lastExactMs;
                 row.lastRecomputed = m.lastRecomputed;
+                row.lastCandidates = m.lastCandidates;
+                row.screenDims = m.screenDims;
             }
             out.add(row);
         }

@@ -30,13 +30,21 @@ import org.neo4j.kernel.internal.GraphDatabaseAPI;
  * marks the database's matrices stale and the next search rebuilds them. Exact, unlike the
  * HNSW index, so the top-k never depends on what an approximate index happened to return.
  *
- * <p>A search screens every row in float (squared L2 over a block-wise dimension-major copy,
- * which the JIT turns into SIMD loops: a few ms for 43k x 384), then recomputes the exact distance ({@link Vectors#l2}, double, index
- * order: bit-identical to the Cypher {@code reduce()}) for every row whose screened distance
- * is within a safe margin of the k-th, and returns the k nearest with any rows tied at the
- * k-th. Not used (the caller falls back to the index) when the matrix would exceed a quarter
- * of the heap, when the transaction has uncommitted writes of its own, or when the server
- * does not expose its management service.
+ * <p>Lower-bound screening: at build time the principal axes of the vectors (the top
+ * {@link #screenDims} eigenvectors of their covariance, an orthonormal basis P) are computed,
+ * and each row keeps, in a small block-wise dimension-major array, its coordinates P(x - mean)
+ * and the norm of its residual (I - P'P)(x - mean). Since distances are invariant under
+ * rotation, |x - q|^2 = |P(x - q)|^2 + |residual(x - q)|^2 >= |P(x - q)|^2 + (|res x| - |res
+ * q|)^2: a lower bound from m + 1 floats per row instead of dim. A search scans only that array
+ * (m + 1 of dim floats of memory bandwidth; SIMD loops), takes the full float distance of the k
+ * rows with the smallest bounds, then visits rows in increasing bound order computing their full
+ * float distance (row-major copy) and stops when the next bound exceeds the current k-th
+ * distance (with safe margins). Then the exact distance ({@link Vectors#l2}, double, index
+ * order: bit-identical to the Cypher {@code reduce()}) is read from the store for every visited
+ * row within a safe margin of the k-th, and the k nearest are returned with any rows tied at
+ * the k-th. Not used (the caller falls back to the index) when the matrix would exceed a
+ * quarter of the heap, when the transaction has uncommitted writes of its own, or when the
+ * server does not expose its management service.
  */
 final class VectorMatrix {
     /** Screened squared distances within this relative margin of the k-th are recomputed. */
@@ -46,6 +54,11 @@ final class VectorMatrix {
     static final int BLOCK = 1024;
     /** From this many blocks on, the blocks are screened on the common fork-join pool. */
     static final int PARALLEL_BLOCKS = 8;
+    /** Principal axes screened (at most half the dimensions). */
+    static final int SCREEN_DIMS = 48;
+    /** Rows of the sample the covariance is estimated from, and subspace iterations. */
+    static final int SAMPLE = 4096;
+    static final int ITERATIONS = 25;
 
     private static final Map<String, VectorMatrix> CACHE = new ConcurrentHashMap<>();
     private static final Map<String, AtomicLong> CHANGES = new ConcurrentHashMap<>();
@@ -57,28 +70,48 @@ final class VectorMatrix {
     final int dim;
     final long version;
     final int rows;
-    /** Column j of block b is {@code columns[b * dim + j]} ({@link #BLOCK} floats). */
-    final float[][] columns;
+    /** Row r is {@code data[r / BLOCK][(r % BLOCK) * dim ...]} (floats, row-major). */
+    final float[][] data;
+    /** Screened axes m: block b holds column j (j < m: P(x - mean)_j; j = m: residual norm)
+     * of its rows at {@code screen[b][j * BLOCK ...]}. */
+    final int screenDims;
+    final float[][] screen;
+    final double[] mean;
+    /** m orthonormal rows of dim values (the principal axes). */
+    final double[][] axes;
     final long[] nodeIds;
     final double buildMs;
     /** Why there is no matrix (too large), or null. */
     final String unusable;
-    /** The last search's screen and exact re-ranking times and how many rows it re-ranked. */
+    /** The last search's screen and exact re-ranking times, how many rows it re-ranked from the
+     * store, and how many rows' full float distance it computed. */
     volatile double lastScreenMs;
     volatile double lastExactMs;
     volatile int lastRecomputed;
+    volatile int lastCandidates;
 
     private VectorMatrix(String label, String property, int dim, long version, int rows,
-                         float[][] columns, long[] nodeIds, double buildMs, String unusable) {
+                         float[][] data, int screenDims, float[][] screen, double[] mean,
+                         double[][] axes, long[] nodeIds, double buildMs, String unusable) {
         this.label = label;
         this.property = property;
         this.dim = dim;
         this.version = version;
         this.rows = rows;
-        this.columns = columns;
+        this.data = data;
+        this.screenDims = screenDims;
+        this.screen = screen;
+        this.mean = mean;
+        this.axes = axes;
         this.nodeIds = nodeIds;
         this.buildMs = buildMs;
         this.unusable = unusable;
+    }
+
+    private static VectorMatrix tooLarge(String label, String prop, int dim, long version,
+                                         long t0, String why) {
+        return new VectorMatrix(label, prop, dim, version, 0, null, 0, null, null, null, null,
+                (System.nanoTime() - t0) / 1e6, why);
     }
 
     /** The state of one index's matrix for kgdb.vectorIndexState: null if never built. */
@@ -196,7 +229,8 @@ final class VectorMatrix {
                                       long version) {
         long t0 = System.nanoTime();
         long budget = Runtime.getRuntime().maxMemory() / 4;
-        List<float[]> columns = new ArrayList<>();
+        int m = Math.min(SCREEN_DIMS, Math.max(1, dim / 2));
+        List<float[]> blocks = new ArrayList<>();
         long[] ids = new long[BLOCK];
         float[] row = new float[dim];
         int n = 0;
@@ -206,20 +240,133 @@ final class VectorMatrix {
                 if (!toRow(node.getProperty(prop, null), row)) continue;  // as the index: dim finite values
                 int b = n / BLOCK, o = n % BLOCK;
                 if (o == 0) {
-                    if ((long) (b + 1) * BLOCK * dim * 4 > budget) {
-                        return new VectorMatrix(label, prop, dim, version, 0, null, null,
-                                (System.nanoTime() - t0) / 1e6, "more than " + (long) b * BLOCK
+                    if ((long) (b + 1) * BLOCK * (dim + m + 1) * 4 > budget) {
+                        return tooLarge(label, prop, dim, version, t0, "more than " + (long) b * BLOCK
                                 + " vectors would exceed a quarter of the heap");
                     }
-                    for (int j = 0; j < dim; j++) columns.add(new float[BLOCK]);
+                    blocks.add(new float[BLOCK * dim]);
                     if (ids.length < (b + 1) * BLOCK) ids = Arrays.copyOf(ids, ids.length * 2);
                 }
-                for (int j = 0; j < dim; j++) columns.get(b * dim + j)[o] = row[j];
+                System.arraycopy(row, 0, blocks.get(b), o * dim, dim);
                 ids[n++] = node.getId();
             }
         }
-        return new VectorMatrix(label, prop, dim, version, n, columns.toArray(new float[0][]),
-                ids, (System.nanoTime() - t0) / 1e6, null);
+        float[][] data = blocks.toArray(new float[0][]);
+        double[] mean = new double[dim];
+        for (int r = 0; r < n; r++) {
+            float[] blk = data[r / BLOCK];
+            int off = (r % BLOCK) * dim;
+            for (int i = 0; i < dim; i++) mean[i] += blk[off + i];
+        }
+        for (int i = 0; i < dim; i++) mean[i] /= Math.max(1, n);
+        double[][] axes = principalAxes(data, n, dim, m, mean);
+        float[][] screen = new float[data.length][(m + 1) * BLOCK];
+        double[] centred = new double[dim], coords = new double[m];
+        for (int r = 0; r < n; r++) {
+            float[] blk = data[r / BLOCK];
+            int off = (r % BLOCK) * dim;
+            for (int i = 0; i < dim; i++) centred[i] = blk[off + i] - mean[i];
+            double residual = project(axes, centred, coords);
+            float[] s = screen[r / BLOCK];
+            for (int j = 0; j < m; j++) s[j * BLOCK + r % BLOCK] = (float) coords[j];
+            s[m * BLOCK + r % BLOCK] = (float) residual;
+        }
+        return new VectorMatrix(label, prop, dim, version, n, data, m, screen, mean, axes, ids,
+                (System.nanoTime() - t0) / 1e6, null);
+    }
+
+    /**
+     * The coordinates of {@code centred} on the axes into {@code coords}, and the norm of the
+     * rest (computed from the residual vector, not as a difference of squares).
+     */
+    private static double project(double[][] axes, double[] centred, double[] coords) {
+        int dim = centred.length;
+        double[] rest = centred.clone();
+        for (int j = 0; j < axes.length; j++) {
+            double c = 0.0;
+            for (int i = 0; i < dim; i++) c += axes[j][i] * centred[i];
+            coords[j] = c;
+            for (int i = 0; i < dim; i++) rest[i] -= c * axes[j][i];
+        }
+        double norm2 = 0.0;
+        for (double x : rest) norm2 += x * x;
+        return Math.sqrt(norm2);
+    }
+
+    /**
+     * m orthonormal axes spanning (approximately) the top principal components: subspace
+     * iteration on the covariance of an evenly spaced sample of rows, shifted by a small
+     * multiple of the identity so that it never collapses. Only orthonormality matters for
+     * exactness (the bound holds for any orthonormal axes); how close they are to the principal
+     * ones only decides how many rows the screen rules out.
+     */
+    private static double[][] principalAxes(float[][] data, int n, int dim, int m, double[] mean) {
+        double[][] cov = new double[dim][dim];
+        int step = Math.max(1, n / SAMPLE);
+        double[] x = new double[dim];
+        for (int r = 0; r < n; r += step) {
+            float[] blk = data[r / BLOCK];
+            int off = (r % BLOCK) * dim;
+            for (int i = 0; i < dim; i++) x[i] = blk[off + i] - mean[i];
+            for (int i = 0; i < dim; i++) {
+                double xi = x[i];
+                double[] ci = cov[i];
+                for (int j = i; j < dim; j++) ci[j] += xi * x[j];
+            }
+        }
+        double trace = 0.0;
+        for (int i = 0; i < dim; i++) {
+            for (int j = 0; j < i; j++) cov[i][j] = cov[j][i];
+            trace += cov[i][i];
+        }
+        double shift = 1e-9 * trace + 1e-30;
+        for (int i = 0; i < dim; i++) cov[i][i] += shift;
+        java.util.Random random = new java.util.Random(42);
+        double[][] q = new double[m][dim];
+        for (double[] axis : q) {
+            for (int i = 0; i < dim; i++) axis[i] = random.nextGaussian();
+        }
+        orthonormalise(q, random);
+        for (int it = 0; it < ITERATIONS; it++) {
+            double[][] z = new double[m][dim];
+            for (int j = 0; j < m; j++) {
+                for (int i = 0; i < dim; i++) {
+                    double[] ci = cov[i];
+                    double acc = 0.0;
+                    for (int l = 0; l < dim; l++) acc += ci[l] * q[j][l];
+                    z[j][i] = acc;
+                }
+            }
+            orthonormalise(z, random);
+            q = z;
+        }
+        return q;
+    }
+
+    /** Modified Gram-Schmidt, twice (orthonormal to rounding); a collapsed vector is redrawn. */
+    private static void orthonormalise(double[][] v, java.util.Random random) {
+        for (int pass = 0; pass < 2; pass++) {
+            for (int j = 0; j < v.length; j++) {
+                for (int attempt = 0; ; attempt++) {
+                    double before = 0.0;
+                    for (double x : v[j]) before += x * x;
+                    for (int l = 0; l < j; l++) {
+                        double c = 0.0;
+                        for (int i = 0; i < v[j].length; i++) c += v[l][i] * v[j][i];
+                        for (int i = 0; i < v[j].length; i++) v[j][i] -= c * v[l][i];
+                    }
+                    double norm2 = 0.0;
+                    for (double x : v[j]) norm2 += x * x;
+                    if (norm2 > 1e-20 * before && norm2 > 0.0) {
+                        double inv = 1.0 / Math.sqrt(norm2);
+                        for (int i = 0; i < v[j].length; i++) v[j][i] *= inv;
+                        break;
+                    }
+                    if (attempt > 16) throw new IllegalStateException("kgdb: no orthonormal axes");
+                    for (int i = 0; i < v[j].length; i++) v[j][i] = random.nextGaussian();
+                }
+            }
+        }
     }
 
     /** The stored vector as floats into {@code row}: false unless it has row.length finite values. */
@@ -242,34 +389,82 @@ final class VectorMatrix {
 
     /**
      * The k rows nearest {@code query} by exact L2 (and any tied with the k-th), closest first.
-     * The screen runs in float over the blocked matrix; {@code exact} gives a row's exact
-     * distance (the caller reads the stored vector), computed only for the rows the screen
-     * cannot rule out.
+     * The screen runs in float over the rows' lower bounds, the visit over their float rows;
+     * {@code exact} gives a row's exact distance (the caller reads the stored vector), computed
+     * only for the rows neither can rule out.
      */
     List<Hit> nearest(double[] query, int k, java.util.function.LongToDoubleFunction exact) {
+        int kk = Math.min(k, rows);
+        if (kk == 0) return List.of();
         float[] q = new float[dim];
         double norm2 = 0.0;
+        double[] centred = new double[dim];
+        double centred2 = 0.0;
         for (int i = 0; i < dim; i++) {
             q[i] = (float) query[i];
             norm2 += query[i] * query[i];
+            centred[i] = query[i] - mean[i];
+            centred2 += centred[i] * centred[i];
         }
+        int m = screenDims;
+        double[] coords = new double[m];
+        double residual = project(axes, centred, coords);
+        float[] qs = new float[m + 1];
+        for (int j = 0; j < m; j++) qs[j] = (float) coords[j];
+        qs[m] = (float) residual;
         long t0 = System.nanoTime();
         int blocks = (rows + BLOCK - 1) / BLOCK;
-        float[] screened = new float[blocks * BLOCK];
+        float[] lower = new float[blocks * BLOCK];
         IntStream stream = IntStream.range(0, blocks);
         (blocks >= PARALLEL_BLOCKS ? stream.parallel() : stream).forEach(b -> {
             float[] acc = new float[BLOCK];
-            for (int j = 0; j < dim; j++) accumulate(columns[b * dim + j], q[j], acc);
-            System.arraycopy(acc, 0, screened, b * BLOCK, BLOCK);
+            float[] s = screen[b];
+            for (int j = 0; j <= m; j++) accumulate(s, j * BLOCK, qs[j], acc);
+            System.arraycopy(acc, 0, lower, b * BLOCK, BLOCK);
         });
-        int kk = Math.min(k, rows);
-        if (kk == 0) return List.of();
-        float kth = kthSmallest(screened, rows, kk);
-        double limit = kth * (1 + RELATIVE_MARGIN) + ABSOLUTE_MARGIN * (1 + norm2);
         long t1 = System.nanoTime();
+        // The rows with the k smallest bounds give a first k-th distance.
+        float seed = kthSmallest(lower, rows, kk);
+        float[] top = new float[kk];  // max-heap of the k smallest full distances so far
+        int size = 0;
+        boolean[] seen = new boolean[rows];
+        float[] full = new float[rows];
+        int candidates = 0;
+        for (int r = 0; r < rows && size < kk; r++) {
+            if (lower[r] <= seed) {
+                seen[r] = true;
+                full[r] = distance(r, q);
+                candidates++;
+                size = offer(top, size, full[r]);
+            }
+        }
+        double limit = limit(top[0], norm2);
+        double bound = boundLimit(limit, centred2);
+        // Every row whose bound could be within the limit, visited in increasing bound order.
+        long[] order = new long[64];
+        int count = 0;
+        for (int r = 0; r < rows; r++) {
+            if (!seen[r] && lower[r] <= bound) {
+                if (count == order.length) order = Arrays.copyOf(order, count * 2);
+                order[count++] = ((long) Float.floatToIntBits(Math.max(0f, lower[r])) << 32) | r;
+            }
+        }
+        Arrays.sort(order, 0, count);
+        for (int c = 0; c < count; c++) {
+            int r = (int) order[c];
+            if (lower[r] > bound) break;
+            seen[r] = true;
+            full[r] = distance(r, q);
+            candidates++;
+            if (full[r] < top[0]) {
+                size = offer(top, size, full[r]);
+                limit = limit(top[0], norm2);
+                bound = boundLimit(limit, centred2);
+            }
+        }
         List<Hit> hits = new ArrayList<>();
         for (int r = 0; r < rows; r++) {
-            if (screened[r] <= limit) hits.add(new Hit(nodeIds[r], exact.applyAsDouble(nodeIds[r])));
+            if (seen[r] && full[r] <= limit) hits.add(new Hit(nodeIds[r], exact.applyAsDouble(nodeIds[r])));
         }
         hits.sort((a, b) -> Double.compare(a.distance(), b.distance()));
         int end = Math.min(k, hits.size());
@@ -277,16 +472,81 @@ final class VectorMatrix {
         lastScreenMs = (t1 - t0) / 1e6;
         lastExactMs = (System.nanoTime() - t1) / 1e6;
         lastRecomputed = hits.size();
+        lastCandidates = candidates;
         return hits.subList(0, end);
     }
 
+    /** Float squared distances within this limit of the k-th may be the exact k-th or closer. */
+    private static double limit(float kth, double norm2) {
+        return kth * (1 + RELATIVE_MARGIN) + ABSOLUTE_MARGIN * (1 + norm2);
+    }
+
     /**
-     * One dimension of a block: acc[r] += (column[r] - q)^2. A plain element-wise loop, which
-     * HotSpot's C2 compiles to SIMD instructions (the screen, not the answer).
+     * A row whose float bound exceeds this cannot be within {@code limit}: the bound's own
+     * rounding (its terms are of the size of the centred query and rows near it) is covered.
      */
-    private static void accumulate(float[] column, float q, float[] acc) {
+    private static double boundLimit(double limit, double centred2) {
+        double reach = Math.sqrt(centred2) + Math.sqrt(limit);
+        return limit * (1 + RELATIVE_MARGIN) + ABSOLUTE_MARGIN * (1 + reach * reach);
+    }
+
+    /** Pushes v into the max-heap of the k smallest (replacing its top when full). */
+    private static int offer(float[] heap, int size, float v) {
+        int k = heap.length;
+        if (size < k) {
+            int i = size++;
+            heap[i] = v;
+            while (i > 0 && heap[(i - 1) / 2] < heap[i]) {
+                float t = heap[i];
+                heap[i] = heap[(i - 1) / 2];
+                heap[(i - 1) / 2] = t;
+                i = (i - 1) / 2;
+            }
+            return size;
+        }
+        if (v >= heap[0]) return size;
+        heap[0] = v;
+        int i = 0;
+        while (true) {
+            int l = 2 * i + 1, r = l + 1, m = i;
+            if (l < k && heap[l] > heap[m]) m = l;
+            if (r < k && heap[r] > heap[m]) m = r;
+            if (m == i) return size;
+            float t = heap[i];
+            heap[i] = heap[m];
+            heap[m] = t;
+            i = m;
+        }
+    }
+
+    /** Row r's squared float distance to q (four running sums). */
+    private float distance(int r, float[] q) {
+        float[] blk = data[r / BLOCK];
+        int off = (r % BLOCK) * dim;
+        float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        int i = 0;
+        for (; i + 3 < dim; i += 4) {
+            float d0 = blk[off + i] - q[i], d1 = blk[off + i + 1] - q[i + 1];
+            float d2 = blk[off + i + 2] - q[i + 2], d3 = blk[off + i + 3] - q[i + 3];
+            s0 += d0 * d0;
+            s1 += d1 * d1;
+            s2 += d2 * d2;
+            s3 += d3 * d3;
+        }
+        for (; i < dim; i++) {
+            float d = blk[off + i] - q[i];
+            s0 += d * d;
+        }
+        return (s0 + s1) + (s2 + s3);
+    }
+
+    /**
+     * One screened column of a block: acc[r] += (column[r] - q)^2. A plain element-wise loop,
+     * which HotSpot's C2 compiles to SIMD instructions (the screen, not the answer).
+     */
+    private static void accumulate(float[] block, int offset, float q, float[] acc) {
         for (int r = 0; r < BLOCK; r++) {
-            float d = column[r] - q;
+            float d = block[offset + r] - q;
             acc[r] += d * d;
         }
     }
