@@ -145,9 +145,11 @@ def vector_candidates(dialect: Dialect, searches: Sequence[VectorSearch], *,
 
 def vector_index_state() -> Statement:
     """kgdb's Neo4j plugin: each node vector index and its exact in-memory copy (rows
-    ``index, state, rows, build_ms, last_screen_ms, last_exact_ms, last_recomputed``)."""
+    ``index, state, rows, build_ms, screen_dims, last_screen_ms, last_exact_ms,
+    last_candidates, last_recomputed``)."""
     return Statement(
-        "CALL kgdb.vectorIndexes() YIELD index, state, rows, buildMs, lastScreenMs, "
-        "lastExactMs, lastRecomputed\n"
-        "RETURN index, state, rows, buildMs AS build_ms, lastScreenMs AS last_screen_ms, "
-        "lastExactMs AS last_exact_ms, lastRecomputed AS last_recomputed ORDER BY index")
+        "CALL kgdb.vectorIndexes() YIELD index, state, rows, buildMs, screenDims, lastScreenMs, "
+        "lastExactMs, lastCandidates, lastRecomputed\n"
+        "RETURN index, state, rows, buildMs AS build_ms, screenDims AS screen_dims, "
+        "lastScreenMs AS last_screen_ms, lastExactMs AS last_exact_ms, "
+        "lastCandidates AS last_candidates, lastRecomputed AS last_recomputed ORDER BY index")

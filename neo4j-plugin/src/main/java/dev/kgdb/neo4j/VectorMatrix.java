@@ -54,8 +54,10 @@ final class VectorMatrix {
     static final int BLOCK = 1024;
     /** From this many blocks on, the blocks are screened on the common fork-join pool. */
     static final int PARALLEL_BLOCKS = 8;
-    /** Principal axes screened (at most half the dimensions). */
-    static final int SCREEN_DIMS = 48;
+    /** Principal axes screened (at most half the dimensions). MiniLM's spectrum is flat (48
+     * axes hold 50% of the variance of MetaQA's 43k names, 128 hold 79%, 192 hold 91%): with 192
+     * the bound leaves about 0.2% of the rows to visit (median; 1% at p90), with 48 it leaves 80%. */
+    static final int SCREEN_DIMS = 192;
     /** Rows of the sample the covariance is estimated from, and subspace iterations. */
     static final int SAMPLE = 4096;
     static final int ITERATIONS = 25;
@@ -261,16 +263,16 @@ final class VectorMatrix {
         for (int i = 0; i < dim; i++) mean[i] /= Math.max(1, n);
         double[][] axes = principalAxes(data, n, dim, m, mean);
         float[][] screen = new float[data.length][(m + 1) * BLOCK];
-        double[] centred = new double[dim], coords = new double[m];
-        for (int r = 0; r < n; r++) {
-            float[] blk = data[r / BLOCK];
-            int off = (r % BLOCK) * dim;
-            for (int i = 0; i < dim; i++) centred[i] = blk[off + i] - mean[i];
-            double residual = project(axes, centred, coords);
-            float[] s = screen[r / BLOCK];
-            for (int j = 0; j < m; j++) s[j * BLOCK + r % BLOCK] = (float) coords[j];
-            s[m * BLOCK + r % BLOCK] = (float) residual;
-        }
+        final int rows = n;
+        IntStream.range(0, data.length).parallel().forEach(b -> {
+            double[] centred = new double[dim], coords = new double[m];
+            for (int o = 0; o < BLOCK && b * BLOCK + o < rows; o++) {
+                for (int i = 0; i < dim; i++) centred[i] = data[b][o * dim + i] - mean[i];
+                double residual = project(axes, centred, coords);
+                for (int j = 0; j < m; j++) screen[b][j * BLOCK + o] = (float) coords[j];
+                screen[b][m * BLOCK + o] = (float) residual;
+            }
+        });
         return new VectorMatrix(label, prop, dim, version, n, data, m, screen, mean, axes, ids,
                 (System.nanoTime() - t0) / 1e6, null);
     }
