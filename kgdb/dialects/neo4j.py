@@ -232,8 +232,9 @@ class Neo4jNativeDialect(Neo4jDialect):
 
     NATIVE: ClassVar[str | None] = "kgdb plugin"
     VECTOR_SEARCH: ClassVar[str] = (
-        "exact: kgdb.nearestNodes scans an in-memory copy of the index's vectors (state: "
-        "kgdb.vectorIndexes()), the index only where that copy would not fit the heap")
+        "exact: kgdb.nearestNodes screens an in-memory copy of the index's vectors by a lower "
+        "bound on principal axes (state: kgdb.vectorIndexes()), the index only where that copy "
+        "would not fit the heap")
     SIMGRAG_MATCH: ClassVar[str | None] = "kgdb.simgrag.match"
 
     def exact_l2_prepared(self, stored: str, prepared: str) -> str:
