@@ -557,32 +557,7 @@ final class VectorMatrix {
     private static float kthSmallest(float[] values, int n, int k) {
         float[] heap = new float[k];
         int size = 0;
-        for (int x = 0; x < n; x++) {
-            float v = values[x];
-            if (size < k) {
-                int i = size++;
-                heap[i] = v;
-                while (i > 0 && heap[(i - 1) / 2] < heap[i]) {
-                    float t = heap[i];
-                    heap[i] = heap[(i - 1) / 2];
-                    heap[(i - 1) / 2] = t;
-                    i = (i - 1) / 2;
-                }
-            } else if (v < heap[0]) {
-                heap[0] = v;
-                int i = 0;
-                while (true) {
-                    int l = 2 * i + 1, r = l + 1, m = i;
-                    if (l < k && heap[l] > heap[m]) m = l;
-                    if (r < k && heap[r] > heap[m]) m = r;
-                    if (m == i) break;
-                    float t = heap[i];
-                    heap[i] = heap[m];
-                    heap[m] = t;
-                    i = m;
-                }
-            }
-        }
+        for (int x = 0; x < n; x++) size = offer(heap, size, values[x]);
         return heap[0];
     }
 }
