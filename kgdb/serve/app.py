@@ -12,7 +12,9 @@ server's statement timeout and transaction metadata naming kgdb and the endpoint
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
+import json
 import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -23,7 +25,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.exceptions import HTTPException
@@ -31,6 +33,7 @@ from starlette.exceptions import HTTPException
 from kgdb import errors
 from kgdb.engine.base import GraphStore
 from kgdb.retrieve.evidence import Evidence
+from kgdb.retrieve.export import HTML_CSP, MEDIA_TYPES, export
 from kgdb.retrieve.registry import AnyOptions, parse_options
 from kgdb.retrieve.solver import Answer
 from kgdb.serve.embedding import remaining
@@ -72,6 +75,14 @@ class AskRequest(Body):
     question: str = Field(..., min_length=1, max_length=MAX_QUESTION)
     options: AnyOptions = Field(default_factory=lambda: parse_options(None), description=(
         "the solver (``solver``, default pattern) and its options"))
+
+
+class AskStreamRequest(AskRequest):
+    stream: bool = Field(False, description=(
+        "answer as server-sent events (text/event-stream): ``evidence`` (the evidence's "
+        "JSON), then ``token`` events ({text}) as the LLM writes the answer, then ``done`` "
+        "({answer, verdict, llm: {requests, tokens_in, tokens_out}, timings_ms}); a failure "
+        "after the evidence is an ``error`` event ({error: {status, message, request_id}})"))
 
 
 class LfRequest(Body):
@@ -172,6 +183,16 @@ def writer(request: Request, _credentials: Credentials = None,
 Reader = Annotated[Call, Depends(reader)]
 Writer = Annotated[Call, Depends(writer)]
 Format = Annotated[Literal["json", "csv"], Query(description="json, or csv for the rows")]
+EvidenceFormat = Annotated[Literal["json", "csv", "mermaid", "graphml", "html"], Query(
+    description="json; csv for the evidence rows; mermaid (a flowchart), graphml or html (one "
+                "self-contained page with the drawing, no script) for the evidence graph")]
+STREAM_RESPONSE = {200: {"description": (
+    "The answer as JSON; with ``stream: true`` as server-sent events: ``event: evidence``, "
+    "then ``event: token`` per piece of the answer, then ``event: done`` with the answer, "
+    "the LLM's requests and tokens and the timings (``event: error`` if it fails after the "
+    "evidence)."),
+    "content": {"application/json": {}, "text/event-stream": {"schema": {
+        "type": "string", "description": "event: evidence|token|done|error, data: JSON"}}}}}
 
 
 class Guard:
@@ -326,14 +347,26 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
         """The engine, versions, the tenant's indexes and the installed procedures."""
         return ops.health(call.store, call.graph)
 
-    @app.post("/ask", tags=["questions"])
-    def ask(body: AskRequest, call: Reader, format: Format = "json") -> Any:
-        """Answer a question with a solver: the answer, its evidence, the Cypher, timings."""
+    @app.post("/ask", tags=["questions"], responses=STREAM_RESPONSE)  # type: ignore[arg-type]
+    def ask(body: AskStreamRequest, call: Reader, request: Request,
+            format: EvidenceFormat = "json") -> Any:
+        """Answer a question with a solver: the answer, its evidence, the Cypher, timings and
+        the LLM's requests and tokens; ``stream: true`` sends them as server-sent events."""
+        if body.stream:
+            if format != "json":
+                raise ServiceError(400, "a streamed answer is JSON events: ask for format "
+                                        f"{format} without stream")
+            events = ops.ask_stream(call.store, body.question, body.options)
+            evidence = next(events)  # found now, with the tenant's store; failures are HTTP
+            return StreamingResponse(
+                _events(evidence, events, config.max_rows, _request_id(request)),
+                media_type="text/event-stream",
+                headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
         answer = ops.ask(call.store, body.question, body.options)
         return _answer_response(answer, config.max_rows, format)
 
     @app.post("/retrieve", tags=["questions"])
-    def retrieve(body: AskRequest, call: Reader, format: Format = "json") -> Any:
+    def retrieve(body: AskRequest, call: Reader, format: EvidenceFormat = "json") -> Any:
         """The evidence a solver finds, without an LLM answer (SimGRAG needs a pattern or an
         LLM for it)."""
         evidence = ops.retrieve(call.store, body.question, body.options)
@@ -431,8 +464,53 @@ def _token(tokens: TokenFile, header: str | None) -> Token:
 
 
 def _answer_response(answer: Answer | Evidence, max_rows: int, format: str) -> Any:
+    if format in ("mermaid", "graphml", "html"):
+        return _exported(answer, max_rows, format)
     payload: dict[str, Any] = answer.to_json()
     return _rows_response(payload, "evidence", max_rows, format)
+
+
+def _exported(answer: Answer | Evidence, max_rows: int, format: str) -> Response:
+    """The evidence drawn for other tools, its facts and passages cut to ``max_rows`` (the
+    ``X-Kgdb-Truncated`` header says so); HTML is served with a policy that runs no script."""
+    evidence = answer.evidence if isinstance(answer, Answer) else answer
+    cut = {name: getattr(evidence, name)[:max_rows]
+           for name in ("facts", "groups", "passages", "documents", "statements")}
+    truncated = any(len(getattr(evidence, k)) > len(v) for k, v in cut.items())
+    cut_evidence = dataclasses.replace(evidence, **cut)
+    shown: Answer | Evidence = dataclasses.replace(answer, evidence=cut_evidence) \
+        if isinstance(answer, Answer) else cut_evidence
+    headers = {TRUNCATED: "true" if truncated else "false", "X-Content-Type-Options": "nosniff"}
+    if format == "html":
+        headers["Content-Security-Policy"] = HTML_CSP
+    return Response(export(shown, format), media_type=MEDIA_TYPES[format], headers=headers)
+
+
+def _event(kind: str, data: Any) -> bytes:
+    return f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+
+
+def _events(first: Any, rest: Iterator[Any], max_rows: int, rid: str) -> Iterator[bytes]:
+    """Server-sent events of :func:`kgdb.retrieve.ask.ask_stream`'s events (see
+    :data:`STREAM_RESPONSE`)."""
+    kind, evidence = first
+    payload = evidence.to_json()
+    if cap_lists(payload, max_rows):
+        payload["truncated"] = True
+    yield _event(kind, payload)
+    try:
+        for kind, value in rest:
+            if kind == "token":
+                yield _event("token", {"text": value})
+            elif kind == "answer":
+                yield _event("done", {"answer": value.text, "verdict": value.verdict,
+                                      "llm": value.evidence.usage.to_json(),
+                                      "timings_ms": {k: round(v, 3) for k, v in
+                                                     value.evidence.timings_ms.items()}})
+    except Exception as exc:  # the status line is sent: the failure is the last event
+        status, message = report(exc, rid, "POST /ask (stream)")
+        yield _event("error", {"error": {"status": status, "message": message,
+                                         "request_id": rid}})
 
 
 def _rows_response(payload: dict[str, Any], key: str, max_rows: int, format: str) -> Any:

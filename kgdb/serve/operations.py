@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from typing import Any
@@ -14,7 +15,7 @@ from kgdb import errors
 from kgdb.config import Settings
 from kgdb.dsl.rules_ast import RuleSet
 from kgdb.engine.base import GraphStore
-from kgdb.retrieve.ask import llm_needed
+from kgdb.retrieve.ask import AskEvent, llm_needed
 from kgdb.retrieve.evidence import PASSAGE, Evidence
 from kgdb.retrieve.solver import Answer, SolverOptions
 from kgdb.serve.embedding import SharedModel, TenantEmbedder
@@ -117,6 +118,13 @@ class Operations:
 
         return ask(store, self.embedder(store), self.llm(), question, options)
 
+    def ask_stream(self, store: GraphStore, question: str, options: SolverOptions
+                   ) -> Iterator[AskEvent]:
+        """:meth:`ask` as events (:func:`kgdb.retrieve.ask.ask_stream`)."""
+        from kgdb.retrieve.ask import ask_stream
+
+        return ask_stream(store, self.embedder(store), self.llm(), question, options)
+
     def retrieve(self, store: GraphStore, question: str, options: SolverOptions) -> Evidence:
         from kgdb.retrieve.ask import retrieve
 
@@ -130,8 +138,10 @@ class Operations:
         evidence = "; ".join(f"{r.head} {r.relation} {r.tail}" if r.relation != PASSAGE
                              else f"[{r.head}] {r.tail[:200]}"
                              for r in answer.evidence.rows()[: self.config.max_rows])
+        usage = answer.evidence.usage
         return [{"rank": 1, "answer": answer.text, "solver": answer.evidence.solver,
-                 "evidence": evidence}]
+                 "evidence": evidence, "llm_requests": usage.requests,
+                 "tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out}]
 
     def relay_evidence(self, store: GraphStore, question: str, options: SolverOptions
                        ) -> list[dict[str, Any]]:
