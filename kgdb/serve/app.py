@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from importlib.metadata import version
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, Header, Query, Request
@@ -40,7 +41,7 @@ from kgdb.serve.embedding import remaining
 from kgdb.serve.errors import ServiceError, new_request_id, report, scrub
 from kgdb.serve.operations import MAX_TEXT, Operations, ServeConfig, cap_lists
 from kgdb.serve.tenants import Tenants
-from kgdb.serve.tokens import Token, TokenFile
+from kgdb.serve.tokens import ANY_GRAPH, Token, TokenFile
 
 __all__ = ["ServeConfig", "ServiceError", "create_app"]
 
@@ -50,8 +51,16 @@ GRAPH_HEADER = "X-Kgdb-Graph"
 REQUEST_ID = "X-Request-Id"
 TRUNCATED = "X-Kgdb-Truncated"
 MAX_QUESTION = 4000
-OPEN_PATHS = ("/livez", "/readyz", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json")
-"""Paths that need no token; every other request shows a valid one before its body is read."""
+OPEN_PATHS = ("/livez", "/readyz", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json",
+              "/", "/ui/app.js", "/ui/app.css")
+"""Paths that need no token; every other request shows a valid one before its body is read.
+The web page (``/`` and its two files) holds no data: it asks for a token in the browser."""
+UI = Path(__file__).parent / "ui"
+UI_FILES = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8"}
+PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+            "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+"""The web page's Content-Security-Policy: its own script and style files only (no inline
+script or style, no other origin), requests to this service only."""
 
 
 # ---------------------------------------------------------------------- request and response
@@ -83,6 +92,19 @@ class AskStreamRequest(AskRequest):
         "JSON), then ``token`` events ({text}) as the LLM writes the answer, then ``done`` "
         "({answer, verdict, llm: {requests, tokens_in, tokens_out}, timings_ms}); a failure "
         "after the evidence is an ``error`` event ({error: {status, message, request_id}})"))
+
+
+class ExploreRequest(Body):
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(..., min_length=1, max_length=4096, description="an entity's id")
+    limit: int = Field(50, ge=1, le=1000, description=(
+        "neighbours at most (and at most --max-rows); ``capped`` says there were more"))
+
+
+class MentionsRequest(Body):
+    model_config = ConfigDict(extra="forbid")
+    chunks: list[Annotated[str, Field(max_length=4096)]] = Field(..., max_length=1000,
+                                                                  description="chunk ids")
 
 
 class LfRequest(Body):
@@ -180,6 +202,13 @@ def writer(request: Request, _credentials: Credentials = None,
         yield call
 
 
+def signed(request: Request, _credentials: Credentials = None) -> Token:
+    """The request's token, for requests that read no graph."""
+    config: ServeConfig = request.app.state.config
+    return _token(config.tokens, request.headers.get("authorization"))
+
+
+Signed = Annotated[Token, Depends(signed)]
 Reader = Annotated[Call, Depends(reader)]
 Writer = Annotated[Call, Depends(writer)]
 Format = Annotated[Literal["json", "csv"], Query(description="json, or csv for the rows")]
@@ -342,6 +371,50 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
             return JSONResponse({"status": "ready"})
         return JSONResponse({"status": "loading"}, 503)
 
+    @app.get("/", include_in_schema=False)
+    def page() -> Response:
+        """The web page: ask, watch the answer stream, explore the evidence graph."""
+        return Response((UI / "index.html").read_bytes(), media_type="text/html; charset=utf-8",
+                        headers=_page_headers())
+
+    @app.get("/ui/{name}", include_in_schema=False)
+    def asset(name: str) -> Response:
+        if name not in UI_FILES:
+            raise ServiceError(404, "no such file")
+        return Response((UI / name).read_bytes(), media_type=UI_FILES[name],
+                        headers=_page_headers())
+
+    @app.get("/graphs", tags=["service"])
+    def graphs(token: Signed, request: Request) -> dict[str, Any]:
+        """The graphs (FalkorDB) or databases (Neo4j) this token may read: those it names,
+        or for a token of every graph (``*``) the engine's (no graph header needed)."""
+        if ANY_GRAPH in token.graphs:
+            with authorise(request, False, tenants.default) as call:
+                names = ops.graphs(call.store, token, tenants.default)
+        else:
+            names = sorted(token.graphs)
+        return {"graphs": names, "token": token.name,
+                "default": tenants.default if token.may_use(tenants.default) else None,
+                "writes": config.allow_writes and "write" in token.scopes}
+
+    @app.get("/solvers", tags=["questions"])
+    def solvers(_token: Signed) -> dict[str, Any]:
+        """Every solver: its summary, whether it needs an LLM to retrieve, its options' JSON
+        schema (the web page's form is generated from it)."""
+        return {"solvers": ops.solvers()}
+
+    @app.post("/explore", tags=["questions"])
+    def explore(body: ExploreRequest, call: Reader) -> dict[str, Any]:
+        """An entity's labels and properties (never vectors) and at most ``limit`` of its
+        neighbours, read-only; ``capped: true`` when it has more."""
+        return ops.explore(call.store, body.id, body.limit)
+
+    @app.post("/mentions", tags=["questions"])
+    def mentions(body: MentionsRequest, call: Reader) -> dict[str, Any]:
+        """The entities each chunk mentions (the mutual index), read-only: the web page
+        highlights them in the passages."""
+        return ops.mentions(call.store, body.chunks)
+
     @app.get("/health", tags=["service"])
     def health(call: Reader) -> dict[str, Any]:
         """The engine, versions, the tenant's indexes and the installed procedures."""
@@ -449,6 +522,11 @@ def _relayed(request: Request, rows: Callable[[], list[dict[str, Any]]]
         rid = _request_id(request)
         status, message = report(exc, rid, request.url.path)
         return [{"error": f"{message} (status {status}, request {rid})"}]
+
+
+def _page_headers() -> dict[str, str]:
+    return {"Content-Security-Policy": PAGE_CSP, "X-Content-Type-Options": "nosniff",
+            "Referrer-Policy": "no-referrer", "Cache-Control": "no-cache"}
 
 
 def _token(tokens: TokenFile, header: str | None) -> Token:

@@ -20,7 +20,7 @@ from kgdb.retrieve.evidence import PASSAGE, Evidence
 from kgdb.retrieve.solver import Answer, SolverOptions
 from kgdb.serve.embedding import SharedModel, TenantEmbedder
 from kgdb.serve.errors import ServiceError
-from kgdb.serve.tokens import TokenFile
+from kgdb.serve.tokens import ANY_GRAPH, TENANT_NAME, Token, TokenFile
 
 MAX_TEXTS = 256
 """Texts at most in one embeddings request."""
@@ -148,6 +148,57 @@ class Operations:
         evidence = self.retrieve(store, question, options)
         return [row.to_json() for row in evidence.rows()[: self.config.max_rows]]
 
+    def graphs(self, store: GraphStore, token: Token, default: str) -> list[str]:
+        """The graphs ``token`` may read: those it names, or for a token of every graph
+        (``*``) the engine's graphs (FalkorDB) or databases (Neo4j) and the default."""
+        if ANY_GRAPH not in token.graphs:
+            return sorted(token.graphs)
+        names = {default}  # every graph: the engine's
+        if store.dialect.NAME == "neo4j":
+            rows = store.run(getattr(store.dialect, "list_databases")()).records()
+            names.update(str(r["name"]) for r in rows if r.get("type") != "system")
+        else:
+            names.update(getattr(store, "graphs", list)())
+        return sorted(n for n in names if TENANT_NAME.match(n))
+
+    def solvers(self) -> list[dict[str, Any]]:
+        """Each solver with its summary, whether it needs an LLM to retrieve, and its options'
+        JSON schema (the web page's form is generated from it)."""
+        from kgdb.retrieve.registry import SOLVERS
+
+        out = []
+        for solver in SOLVERS.values():
+            defaults = solver.options(solver=solver.name) if _defaults_ok(solver.options) \
+                else None
+            out.append({"name": solver.name, "summary": solver.summary,
+                        "retrieval_llm": None if defaults is None else
+                        solver.llm_needed(defaults, answer=False),
+                        "schema": solver.options.model_json_schema()})
+        return out
+
+    def explore(self, store: GraphStore, entity_id: str, limit: int) -> dict[str, Any]:
+        """The entity ``entity_id`` (labels, properties without vectors) and at most
+        ``limit`` of its neighbours; ``capped`` says there were more."""
+        from kgdb.cypher.explore import entity_node, neighbours
+
+        limit = max(1, min(limit, self.config.max_rows))
+        node = store.run(entity_node(entity_id)).single()
+        if node is None:
+            raise ServiceError(404, f"no entity with id {entity_id[:80]!r} in this graph")
+        rows = store.run(neighbours(entity_id, limit + 1)).records()
+        return {"node": _shown_node(node), "limit": limit, "capped": len(rows) > limit,
+                "neighbours": [{**_shown_node(r), "relation": r["relation"],
+                                "outgoing": bool(r["outgoing"])} for r in rows[:limit]]}
+
+    def mentions(self, store: GraphStore, chunks: list[str]) -> dict[str, Any]:
+        """The entities each chunk mentions (the names the mutual index links to it)."""
+        from kgdb.cypher.explore import chunk_mentions
+
+        rows = store.run(chunk_mentions(chunks[: self.config.max_rows],
+                                        self.config.max_rows)).records()
+        return {"mentions": {str(r["chunk"]): [str(n) for n in r["names"] or []]
+                             for r in rows}}
+
     def lf_run(self, store: GraphStore, program: str, link: bool) -> dict[str, Any]:
         """Run a logical form: its result with the outputs as ``rows``."""
         from kgdb.dsl.logical_form import parse_plan
@@ -258,6 +309,33 @@ class Operations:
         if len(text) > MAX_TEXT:
             raise ServiceError(400, f"the rules are longer than {MAX_TEXT} characters")
         return load_rules(text, "<request>")
+
+
+def _defaults_ok(model: Any) -> bool:
+    """Whether ``model`` has a default for every field but ``solver``."""
+    return all(not f.is_required() for n, f in model.model_fields.items() if n != "solver")
+
+
+MAX_SHOWN = 500
+"""Characters at most of one property value the web page is sent."""
+
+
+def _shown_node(row: dict[str, Any]) -> dict[str, Any]:
+    """A node for the web page: id, name, labels and its properties without vectors (an
+    embedding is hundreds of floats of nothing a reader can use) and long texts cut."""
+    properties = {}
+    for key, value in dict(row.get("properties") or {}).items():
+        if key == "embedding" or (isinstance(value, list) and len(value) >= 16 and all(
+                isinstance(v, int | float) for v in value)):
+            continue
+        if hasattr(value, "tolist"):
+            continue  # an engine's vector type
+        if isinstance(value, str) and len(value) > MAX_SHOWN:
+            value = value[:MAX_SHOWN] + "\u2026"
+        properties[str(key)] = value if isinstance(value, str | int | float | bool) or \
+            value is None else str(value)[:MAX_SHOWN]
+    return {"id": str(row["id"]), "name": str(row.get("name") or row["id"]),
+            "labels": [str(x) for x in row.get("labels") or []], "properties": properties}
 
 
 def cap_lists(payload: Any, most: int, depth: int = 0) -> bool:
