@@ -124,9 +124,11 @@ def page(browser: Any, site: dict[str, Any]) -> Iterator[Any]:
     assert violations == []
 
 
-def shot(page: Any, name: str) -> None:
+def shot(page: Any, name: str, *, top: int | None = None) -> None:
+    """A screenshot of the whole page (or of its ``top`` pixels) under ``artifacts/browser``."""
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    clip = {"x": 0, "y": 0, "width": 1280, "height": top} if top else None
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True, clip=clip)
 
 
 def sign_in(page: Any, site: dict[str, Any], who: str = "a") -> Any:
@@ -280,6 +282,7 @@ def test_answer_streams_from_the_llm(page: Any, site: dict[str, Any]) -> None:
     assert page.inner_text("#usage").startswith("LLM: 2 requests, 81 tokens in")
     assert "answer" in page.inner_text("#timings")
     shot(page, "8-answered")
+    shot(page, "8-answered-top", top=1200)  # docs/web-page.png
 
 
 def test_hostile_names_are_text_and_no_script_runs(page: Any, site: dict[str, Any]) -> None:

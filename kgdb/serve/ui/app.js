@@ -241,7 +241,7 @@
   }
 
   function showUsage(llm) {
-    if (!llm) return;
+    if (!llm || !llm.requests) { $("usage").textContent = ""; return; }
     $("usage").textContent = "LLM: " + llm.requests + " request" + (llm.requests === 1 ? "" : "s") +
       ", " + llm.tokens_in + " tokens in, " + llm.tokens_out + " out";
   }
