@@ -154,8 +154,10 @@ class Operations:
         if ANY_GRAPH not in token.graphs:
             return sorted(token.graphs)
         names = {default}  # every graph: the engine's
-        if store.dialect.NAME == "neo4j":
-            rows = store.run(getattr(store.dialect, "list_databases")()).records()
+        from kgdb.dialects.neo4j import Neo4jDialect
+
+        if isinstance(store.dialect, Neo4jDialect):
+            rows = store.run(store.dialect.list_databases()).records()
             names.update(str(r["name"]) for r in rows if r.get("type") != "system")
         else:
             names.update(getattr(store, "graphs", list)())
