@@ -215,7 +215,7 @@ Format = Annotated[Literal["json", "csv"], Query(description="json, or csv for t
 EvidenceFormat = Annotated[Literal["json", "csv", "mermaid", "graphml", "html"], Query(
     description="json; csv for the evidence rows; mermaid (a flowchart), graphml or html (one "
                 "self-contained page with the drawing, no script) for the evidence graph")]
-STREAM_RESPONSE = {200: {"description": (
+STREAM_RESPONSE: dict[int | str, dict[str, Any]] = {200: {"description": (
     "The answer as JSON; with ``stream: true`` as server-sent events: ``event: evidence``, "
     "then ``event: token`` per piece of the answer, then ``event: done`` with the answer, "
     "the LLM's requests and tokens and the timings (``event: error`` if it fails after the "
@@ -420,7 +420,7 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
         """The engine, versions, the tenant's indexes and the installed procedures."""
         return ops.health(call.store, call.graph)
 
-    @app.post("/ask", tags=["questions"], responses=STREAM_RESPONSE)  # type: ignore[arg-type]
+    @app.post("/ask", tags=["questions"], responses=STREAM_RESPONSE)
     def ask(body: AskStreamRequest, call: Reader, request: Request,
             format: EvidenceFormat = "json") -> Any:
         """Answer a question with a solver: the answer, its evidence, the Cypher, timings and

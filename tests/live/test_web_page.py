@@ -78,7 +78,8 @@ def site(embedded_home: Path, embedder: Any, tmp_path_factory: pytest.TempPathFa
                        options=DocumentOptions(extract="gazetteer"), progress=False)
         tokens = TokenFile(tmp / "tokens.json", [])
         secrets = {"a": tokens.add("reader-a", ("read",), (a.graph_name,)),
-                   "b": tokens.add("reader-b", ("read",), (b.graph_name,))}
+                   "b": tokens.add("reader-b", ("read",), (b.graph_name,)),
+                   "all": tokens.add("every-graph", ("read",), ("*",))}
         from kgdb.cli.rules import read_rules
         from kgdb.llm import ChatClient, LlmSettings
 
@@ -183,6 +184,11 @@ def test_sign_in_ask_a_pattern_expand_and_copy(page: Any, site: dict[str, Any]) 
     shot(page, "1-signed-in")
 
     ask_pattern(page, "Who directed Kismet?", "Kismet|directed_by|UNKNOWN director 1")
+    # hover an entity of the evidence: its properties, loaded once, never its vector
+    page.hover('#graph-svg g.node[data-id="William Dieterle"]')
+    page.wait_for_function("() => /labels/.test(document.getElementById('tooltip').textContent)")
+    tip = page.inner_text("#tooltip")
+    assert "Entity" in tip and "embedding" not in tip and "UNKNOWN director 1" in tip
     names, edges = drawn(page)
     assert sorted(names) == ["Kismet", "William Dieterle"]
     assert node_names(page) == {"Kismet (Kismet)", "William Dieterle (UNKNOWN director 1)"}
@@ -325,6 +331,10 @@ def test_a_token_of_graph_b_cannot_list_or_draw_graph_a(page: Any, site: dict[st
         'Content-Type': 'application/json'}, body: JSON.stringify({id: 'Kismet'})})).status""",
                             [site["a"], site["tokens"]["b"]])
     assert explore == 403
+    # a token of every graph lists the engine's graphs, both of these among them
+    every = page.evaluate("""async (token) => (await fetch('/graphs', {headers:
+        {'Authorization': 'Bearer ' + token}})).json()""", site["tokens"]["all"])
+    assert {site["a"], site["b"]} <= set(every["graphs"]) and every["writes"] is False
     # the page itself holds nothing: without a token only the sign-in form shows
     page.click("#signout")
     page.wait_for_selector("#signin:not([hidden])")

@@ -431,7 +431,7 @@
     for (const [k, v] of Object.entries(d.properties || {})) {
       if (k !== "id" && k !== "name") add(k, typeof v === "string" ? v : JSON.stringify(v));
     }
-    if (!d.properties) add("properties", "click to load them and the neighbours");
+    if (!d.properties) add("properties", "loading…");
     return list;
   }
 
@@ -439,6 +439,15 @@
     const tip = $("tooltip");
     tip.replaceChildren(describe(d));
     tip.hidden = false;
+    tip.dataset.id = d.id;
+    if (!d.properties && !d.loading) {  // its properties, once, from the read-only endpoint
+      d.loading = true;
+      api("POST", "/explore", { id: d.id, limit: 1 }).then((found) => {
+        d.properties = found.node.properties;
+        d.labels = found.node.labels;
+        if (!tip.hidden && tip.dataset.id === d.id) tip.replaceChildren(describe(d));
+      }).catch(() => { d.properties = {}; });
+    }
     const box = $("graph-view").getBoundingClientRect();
     const x = ev ? ev.clientX - box.left : box.width / 2;
     const y = ev ? ev.clientY - box.top : 10;
