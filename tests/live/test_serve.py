@@ -245,6 +245,35 @@ def test_evidence_exports_from_the_service(service: Service) -> None:
     assert bad.status_code == 422 and "format" in bad.json()["error"]["message"]
 
 
+def test_page_endpoints_explore_graphs_and_solvers(service: Service) -> None:
+    page = service.call("GET", "/", token=None)
+    assert page.status_code == 200 and "<script src=\"/ui/app.js\"" in page.text
+    assert "script-src 'self'" in page.headers["content-security-policy"]
+    assert service.call("GET", "/ui/app.js", token=None).headers["content-type"].startswith(
+        "text/javascript")
+    assert service.call("GET", "/ui/tokens.json", token=None).status_code == 401
+    assert service.call("GET", "/ui/..%2Ftokens.py").status_code == 404
+    listed = service.call("GET", "/graphs", headers={"X-Kgdb-Graph": "elsewhere"}).json()
+    assert listed["graphs"] == [service.graph] and listed["writes"] is False
+    solvers = service.call("GET", "/solvers").json()["solvers"]
+    pattern = next(s for s in solvers if s["name"] == "pattern")
+    assert pattern["schema"]["properties"]["k"]["maximum"] == 1000
+    assert next(s for s in solvers if s["name"] == "vector")["retrieval_llm"] is None
+    explored = service.call("POST", "/explore", json={"id": "Kismet", "limit": 2}).json()
+    assert explored["node"]["name"] == "Kismet" and "embedding" not in explored["node"][
+        "properties"]
+    assert explored["capped"] is True and len(explored["neighbours"]) == 2  # 3 facts
+    every = service.call("POST", "/explore", json={"id": "Kismet", "limit": 10}).json()
+    assert not every["capped"] and {(n["relation"], n["name"], n["outgoing"])
+                                    for n in every["neighbours"]} == {
+        ("directed_by", "William Dieterle", True), ("starred_actors", "Marlene Dietrich", True),
+        ("release_year", "1944", True)}
+    missing = service.call("POST", "/explore", json={"id": "Nobody"})
+    assert missing.status_code == 404 and "no entity with id 'Nobody'" in missing.text
+    assert service.call("POST", "/mentions", json={"chunks": ["none#0"]}).json() == {
+        "mentions": {}}
+
+
 def test_logical_form_rules_and_embeddings(service: Service, embedder: Any) -> None:
     program = ("Step1: who directed Kismet\n"
                "Action1: Retrieval(s=s1:Entity[Kismet], p=p1:directed_by, o=o1)\nOutput(o1)")
