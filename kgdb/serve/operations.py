@@ -156,11 +156,14 @@ class Operations:
         names = {default}  # every graph: the engine's
         from kgdb.dialects.neo4j import Neo4jDialect
 
-        if isinstance(store.dialect, Neo4jDialect):
-            rows = store.run(store.dialect.list_databases()).records()
-            names.update(str(r["name"]) for r in rows if r.get("type") != "system")
-        else:
-            names.update(getattr(store, "graphs", list)())
+        try:
+            if isinstance(store.dialect, Neo4jDialect):
+                rows = store.run(store.dialect.list_databases()).records()
+                names.update(str(r["name"]) for r in rows if r.get("type") != "system")
+            else:
+                names.update(getattr(store, "graphs", list)())
+        except errors.EngineError:  # a user without the privilege to list: the default only
+            pass
         return sorted(n for n in names if TENANT_NAME.match(n))
 
     def solvers(self) -> list[dict[str, Any]]:
