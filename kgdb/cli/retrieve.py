@@ -9,6 +9,7 @@ are :class:`KgdbError`s, which ``kgdb.cli.main`` prints as one line with exit st
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -210,26 +211,45 @@ def eval_metaqa_command(questions_files: tuple[Path, ...], patterns: str, k: int
                    "eval retrieval); default: every retrieval-only solver with its defaults.")
 @pattern_field_options(("k", "kn", "kr", "kt", "engine", "distinct"), distinct="known")
 @click.option("--limit", type=click.IntRange(1), help="Only the first N questions per file.")
+@click.option("--engines", default=None,
+              help="--questions: compare databases in one run, alternating question by "
+                   "question: comma-separated falkordb (the embedded FalkorDB, graph "
+                   "--graph), neo4j (KGDB_URI, with kgdb's plugin where loaded), neo4j-cypher "
+                   "(KGDB_URI, plain Cypher). The first is the reference for GSD agreement "
+                   "and paired ratios.")
 @json_option
 def bench_retrieve_command(questions_files: tuple[Path, ...], documents_file: Path | None,
                            modes: tuple[str, ...], k: int, kn: int, kr: int, kt: int,
                            engine: str, distinct: str, limit: int | None,
-                           as_json: bool) -> None:
+                           engines: str | None, as_json: bool) -> None:
     """Latency percentiles of SimGRAG retrieval, split into embedding, vector search, matching;
     with --documents, of every document retrieval mode (p50/p90 per mode, excluding the
-    question's embedding)."""
+    question's embedding); with --engines, several databases side by side."""
     if documents_file is not None:
         _bench_documents(documents_file, modes, limit, as_json)
         return
     if not questions_files:
         raise click.UsageError("give --questions (MetaQA) or --documents")
+    if engines is not None:
+        _bench_side_by_side(questions_files, engines, limit, as_json, k=k, k_nodes=kn,
+                            k_relations=kr, k_types=kt, engine=engine, distinct=distinct)
+        return
     report = _metaqa_run(questions_files, "oracle", limit, k=k, k_nodes=kn,
                          k_relations=kr, k_types=kt, engine=engine, distinct=distinct)
+    from kgdb.bench import index_state
+    from kgdb.measure import cpu_model, load_average
+
+    context = current_context()
+    machine = {"cpu": cpu_model(), "cores": os.cpu_count(), "load_average": load_average()}
+    state = index_state(context.store)
     if as_json:
-        emit_json({hop: {"questions": row["questions"], "latency_ms": row["latency_ms"],
-                         "paths": row["paths"]}
-                   for hop, row in report["hops"].items()})
+        emit_json({**{hop: {"questions": row["questions"], "latency_ms": row["latency_ms"],
+                            "paths": row["paths"]}
+                      for hop, row in report["hops"].items()},
+                   "machine": machine, "index_state": state})
         return
+    click.echo(f"{machine['cpu']}, {machine['cores']} cores, load {machine['load_average']}; "
+               f"{state['vector_search']}")
     for hop, row in report["hops"].items():
         click.echo(f"{hop} ({row['questions']} questions, engine {engine}; "
                    f"{'; '.join(row['paths'])})")
@@ -238,6 +258,63 @@ def bench_retrieve_command(questions_files: tuple[Path, ...], documents_file: Pa
                        f"p99 {p['p99']:8.2f}  max {p['max']:8.2f} ms")
 
 
+
+
+SIDE_BY_SIDE = ("falkordb", "neo4j", "neo4j-cypher")
+
+
+def _bench_side_by_side(questions_files: tuple[Path, ...], engines: str, limit: int | None,
+                        as_json: bool, **options: Any) -> None:
+    import dataclasses
+
+    from kgdb.bench import bench_side_by_side
+    from kgdb.engine import connect
+    from kgdb.retrieve.metaqa import read_questions
+
+    names = [n.strip() for n in engines.split(",") if n.strip()]
+    unknown = [n for n in names if n not in SIDE_BY_SIDE]
+    if unknown or not names or len(set(names)) != len(names):
+        raise click.UsageError(f"--engines: give distinct names among {', '.join(SIDE_BY_SIDE)}"
+                               f" (not {engines!r})")
+    context = current_context()
+    settings = context.settings
+    if any(n.startswith("neo4j") for n in names) and settings.embedded:
+        raise KgdbError("--engines neo4j/neo4j-cypher: KGDB_URI is not set to a Neo4j server")
+    stores: dict[str, Any] = {}
+    try:
+        for name in names:
+            if name == "falkordb":
+                stores[name] = connect(dataclasses.replace(settings, uri="embedded"),
+                                       create=False)
+            else:
+                stores[name] = connect(settings)
+                if name == "neo4j-cypher":
+                    stores[name].detect_plugin(use=False)
+        questions = []
+        for path in questions_files:
+            questions += read_questions(path)[: limit or None]
+        report = bench_side_by_side(stores, context.embedder, questions, **options)
+    finally:
+        for store in stores.values():
+            store.close()
+    if as_json:
+        emit_json(report)
+        return
+    m = report["machine"]
+    click.echo(f"{m['cpu']}, {m['cores']} cores, load {m['load_average_at_start']} -> "
+               f"{m['load_average_at_end']}")
+    for name, info in report["engines"].items():
+        click.echo(f"{name}: {info['address']}; {info['index_state']['vector_search']}")
+    for hop, row in report["hops"].items():
+        click.echo(f"{hop} ({row['questions']} questions, load {row['load_average']})")
+        for name in names:
+            r = row[name]
+            lat = "  ".join(f"{phase} {p['p50']:.2f}/{p['p90']:.2f}"
+                            for phase, p in r["latency_ms"].items())
+            ratio = next((f"  ratio {v:.2f}" for key, v in r.items()
+                          if key.startswith("paired_ratio")), "")
+            agree = next(v for key, v in r.items() if key.startswith("gsds_equal"))
+            click.echo(f"    {name:<13} p50/p90 ms: {lat}{ratio}  GSDs equal {agree}")
 
 
 BENCH_MODES = ("vector", "entities", "hybrid", "document-graph:facts=0",

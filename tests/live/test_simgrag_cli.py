@@ -9,6 +9,8 @@ import time
 import pytest
 
 from kgdb.cli import main
+from kgdb.statement import Statement
+from tests.conftest import engine_env
 from tests.live.test_simgrag_retrieval import _movie_graph
 from tests.support.simgrag_graph import build_graph
 
@@ -258,3 +260,45 @@ def test_retrieve_exports_every_format(graph, kgdb):
     assert as_json["facts"][0]["tail"] == "Satoshi Kon" and as_json["llm"]["requests"] == 0
     both = kgdb(*question, "--json", "--format", "html")
     assert both.exit_code == 2 and "--json and --format html disagree" in both.err
+
+
+def test_bench_retrieve_side_by_side(falkordb_store, neo4j_store, embedder, tmp_path,
+                                     monkeypatch, kgdb):
+    """The same graph on both engines: one run, question by question, every engine's phase
+    split, the same GSDs everywhere, which path each took, the machine and index states."""
+    for store in (falkordb_store, neo4j_store):
+        build_graph(store, embedder, _movie_graph())
+    monkeypatch.setattr("kgdb.embed.default_embedder", lambda *a, **k: embedder)
+    for name, value in {**engine_env(neo4j_store), "KGDB_GRAPH": falkordb_store.graph_name}.items():
+        monkeypatch.setenv(name, value)
+    questions = tmp_path / "dev.tsv"
+    questions.write_text(QUESTIONS)
+    result = kgdb("bench", "retrieve", "--questions", str(questions), "--engines",
+                  "falkordb,neo4j,neo4j-cypher", "--json")
+    assert result.exit_code == 0, result.err
+    report = json.loads(result.output)
+    assert report["machine"]["cores"] >= 1 and len(report["machine"]["load_average_at_end"]) == 3
+    assert set(report["hops"]) == {"1-hop", "2-hop"}
+    for row in report["hops"].values():
+        n = row["questions"]
+        for name in ("falkordb", "neo4j", "neo4j-cypher"):
+            assert row[name]["gsds_equal_to_falkordb"] == f"{n}/{n}", row
+            assert row[name]["hits@3"] == 1.0
+            latency = row[name]["latency_ms"]
+            assert set(latency) == {"vector", "match", "glue", "total"}
+            assert latency["total"]["p50"] >= latency["match"]["p50"] > 0
+        assert row["neo4j"]["paths"] == ["vector kgdb.nearestNodes, match kgdb.simgrag.match"]
+        assert row["neo4j-cypher"]["paths"] == ["vector cypher, match cypher"]
+        assert row["neo4j"]["paired_ratio_total_to_falkordb_p50"] > 0
+    engines = report["engines"]
+    assert engines["falkordb"]["index_state"]["vector_search"].startswith("approximate: HNSW")
+    assert engines["neo4j-cypher"]["index_state"]["vector_search"].startswith("approximate")
+    exact = engines["neo4j"]["index_state"]
+    assert exact["vector_search"].startswith("exact")
+    entity = next(i for i in exact["indexes"] if i["index"] == "kgdb_entity_embedding_vector")
+    assert entity["state"] == "current" and entity["rows"] == falkordb_store.run(
+        Statement("MATCH (n:Entity) RETURN count(n)")).value(0)
+    text = kgdb("bench", "retrieve", "--questions", str(questions), "--engines", "neo4j,falkordb")
+    assert text.exit_code == 0 and "GSDs equal 1/1" in text.output and "load" in text.output
+    bad = kgdb("bench", "retrieve", "--questions", str(questions), "--engines", "falkordb,mysql")
+    assert bad.exit_code == 2 and "--engines: give distinct names among" in bad.err
