@@ -21,6 +21,19 @@ from kgdb.cli.solvers import click_option, options_from_cli, pattern_field_optio
 from kgdb.dsl.pattern import pattern_triples
 from kgdb.errors import KgdbError
 from kgdb.retrieve.cqr import TripleContextOptions
+from kgdb.retrieve.export import FORMATS
+
+format_option = click.option(
+    "--format", "output_format", type=click.Choice(["text", *FORMATS]), default="text",
+    show_default=True, help="text for a person; json (as --json), mermaid (a flowchart), "
+    "graphml (Gephi, yEd, NetworkX) or html (one self-contained page with the drawing, opens "
+    "offline) for other tools: kgdb retrieve ... --format html > evidence.html")
+
+
+def _chosen_format(output_format: str, as_json: bool) -> str:
+    if as_json and output_format not in ("text", "json"):
+        raise click.UsageError(f"--json and --format {output_format} disagree: give one")
+    return "json" if as_json else output_format
 
 
 @click.command("pattern")
@@ -52,24 +65,33 @@ def _llm_or_none() -> Any:
 @click.command("ask")
 @click.argument("question")
 @solver_options
+@format_option
 @json_option
 @pass_context
 def ask_command(ctx: Context, question: str, solver: str, pattern: tuple[str, ...],
-                as_json: bool, **options: Any) -> None:
+                output_format: str, as_json: bool, **options: Any) -> None:
     """Answer QUESTION from the graph with an LLM (OPENAI_BASE_URL, OPENAI_API_KEY): the
-    answer, the evidence it came from and the Cypher that ran. Every solver needs the LLM to
-    write the answer; pattern without --pattern and logical-form also need it to plan.
-    Without an LLM, kgdb retrieve gives the evidence alone."""
-    from kgdb.retrieve.ask import ask, require_llm
+    answer as the LLM writes it, the evidence it came from, the Cypher that ran and the LLM's
+    requests and tokens. Every solver needs the LLM to write the answer; pattern without
+    --pattern and logical-form also need it to plan. Without an LLM, kgdb retrieve gives the
+    evidence alone."""
+    from kgdb.retrieve.ask import Answer, ask, ask_stream, require_llm
 
+    chosen = _chosen_format(output_format, as_json)
     parsed = options_from_cli(solver, pattern, options)
     llm = _llm_or_none()
     require_llm(parsed, llm, answer=True)  # before the database is opened
-    answer = ask(ctx.store, ctx.embedder, llm, question, parsed)
-    if as_json:
-        emit_json(answer.to_json())
+    if chosen != "text":
+        _emit(ask(ctx.store, ctx.embedder, llm, question, parsed), chosen)
         return
-    click.echo(answer.text)
+    answer = None
+    for kind, value in ask_stream(ctx.store, ctx.embedder, llm, question, parsed):
+        if kind == "token":
+            click.echo(str(value), nl=False)
+        elif kind == "answer" and isinstance(value, Answer):
+            answer = value
+    assert answer is not None
+    click.echo("")
     if answer.verdict is not None:
         click.echo(f"\nverdict: {answer.verdict}")
     drawn = answer.evidence.detail.get("pattern")
@@ -86,24 +108,38 @@ def ask_command(ctx: Context, question: str, solver: str, pattern: tuple[str, ..
 @solver_options
 @click.option("--cypher/--no-cypher", "show_cypher", default=True, show_default=True,
               help="Show the Cypher that ran, with its parameters.")
+@format_option
 @json_option
 @pass_context
 def retrieve_command(ctx: Context, question: str, solver: str, pattern: tuple[str, ...],
-                     show_cypher: bool, as_json: bool, **options: Any) -> None:
+                     show_cypher: bool, output_format: str, as_json: bool,
+                     **options: Any) -> None:
     """The evidence for QUESTION, without an answer: no LLM needed, except for the pattern
     solver without --pattern (the LLM writes the pattern graph) and logical-form (it plans).
     Example: kgdb retrieve 'who directed Kismet?' --pattern 'Kismet|directed_by|UNKNOWN 1'."""
     from kgdb.retrieve.ask import llm_needed, require_llm, retrieve
 
+    chosen = _chosen_format(output_format, as_json)
     parsed = options_from_cli(solver, pattern, options)
     llm = _llm_or_none() if llm_needed(parsed, answer=False) else None
     require_llm(parsed, llm, answer=False)
     evidence = retrieve(ctx.store, ctx.embedder, question, parsed, llm)
-    if as_json:
+    if chosen == "json":
         emit_json(evidence.to_json(statements=show_cypher))
-        return
-    for line in evidence.render(cypher=show_cypher):
-        click.echo(line)
+    elif chosen != "text":
+        _emit(evidence, chosen)
+    else:
+        for line in evidence.render(cypher=show_cypher):
+            click.echo(line)
+
+
+def _emit(result: Any, output_format: str) -> None:
+    from kgdb.retrieve.export import export
+
+    if output_format == "json":
+        emit_json(result.to_json())
+    else:
+        click.echo(export(result, output_format), nl=False)
 
 
 @click.group("eval")

@@ -194,7 +194,8 @@ def _relay(path: str, columns: Sequence[tuple[str, str]]) -> str:
 
 
 ASK_COLUMNS = (("rank", "INTEGER"), ("answer", "STRING"), ("solver", "STRING"),
-               ("evidence", "STRING"))
+               ("evidence", "STRING"), ("llm_requests", "INTEGER"), ("tokens_in", "INTEGER"),
+               ("tokens_out", "INTEGER"))
 EVIDENCE_COLUMNS = (("rank", "INTEGER"), ("head", "STRING"), ("relation", "STRING"),
                     ("tail", "STRING"), ("score", "FLOAT"), ("source", "STRING"))
 

@@ -87,10 +87,13 @@ def test_bi_calls_over_bolt(relay: Any, embedder: Any, scripted_llm: Any) -> Non
     scripted_llm.push(json.dumps(PATTERN), "William Dieterle.")
     started = time.perf_counter()
     answered = _bolt(relay, "CALL custom.kgdb.ask('Who directed Kismet?') "
-                            "YIELD rank, answer, evidence RETURN rank, answer, evidence")
+                            "YIELD rank, answer, evidence, llm_requests, tokens_in, tokens_out "
+                            "RETURN rank, answer, evidence, llm_requests, tokens_in, tokens_out")
     elapsed = time.perf_counter() - started
     assert len(answered) == 1 and answered[0]["answer"] == "William Dieterle.", answered
     assert answered[0]["evidence"].startswith("Kismet directed_by William Dieterle; ")
+    assert (answered[0]["llm_requests"], answered[0]["tokens_in"],
+            answered[0]["tokens_out"]) == (2, 2, 2)  # the scripted server's usage: 1 and 1
     assert elapsed < 30
     evidence = _bolt(relay, "CALL custom.kgdb.askEvidence('Who directed Kismet?', "
                             "{pattern: [['Kismet', 'directed_by', 'UNKNOWN director 1']]})")

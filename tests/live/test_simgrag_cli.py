@@ -224,6 +224,44 @@ def test_real_process_prints_one_line_and_exits_1(scripted_llm):
         '{"divided": [...], "triples": [...]} object found in the reply']
 
 
+def test_ask_streams_the_answer_and_reports_llm_usage(graph, scripted_llm, kgdb):
+    scripted_llm.push({"content": PATTERN_REPLY, "prompt_tokens": 120, "completion_tokens": 30},
+                      {"content": ANSWER_REPLY, "prompt_tokens": 200})
+    result = kgdb("ask", "who is the director of Tokyo Godfathers")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(ANSWER_REPLY + "\n")
+    assert scripted_llm.requests[1]["stream"] is True  # the answer was streamed
+    words = len(ANSWER_REPLY.split())
+    assert f"LLM: 2 requests, 320 tokens in, {30 + words} out" in result.output
+    scripted_llm.push({"content": PATTERN_REPLY, "prompt_tokens": 120, "completion_tokens": 30},
+                      {"content": ANSWER_REPLY, "prompt_tokens": 200, "completion_tokens": 9})
+    data = json.loads(kgdb("ask", "who is the director of Tokyo Godfathers", "--json").output)
+    assert data["llm"] == {"requests": 2, "tokens_in": 320, "tokens_out": 39, "http_retries": 0}
+    assert "stream" not in scripted_llm.requests[-1]
+
+
+def test_retrieve_exports_every_format(graph, kgdb):
+    import xml.etree.ElementTree as ET
+
+    question = ["retrieve", "who directed Tokyo Godfathers",
+                "--pattern", "Tokyo Godfathers|directed_by|UNKNOWN director 1", "--k", "2"]
+    graphml = kgdb(*question, "--format", "graphml")
+    assert graphml.exit_code == 0, graphml.err
+    root = ET.fromstring(graphml.output.encode())
+    ns = "{http://graphml.graphdrawing.org/xmlns}"
+    names = {d.text for d in root.iter(f"{ns}data") if d.get("key") == "name"}
+    assert {"Tokyo Godfathers", "Satoshi Kon"} <= names
+    mermaid = kgdb(*question, "--format", "mermaid").output
+    assert mermaid.startswith("flowchart LR\n") and '"Satoshi Kon (UNKNOWN director 1)"' in mermaid
+    page = kgdb(*question, "--format", "html").output
+    assert page.startswith("<!DOCTYPE html>") and "<svg" in page and "<script" not in page
+    assert "Satoshi Kon" in page and "GSD" not in page.split("<body>")[0]
+    as_json = json.loads(kgdb(*question, "--format", "json").output)
+    assert as_json["facts"][0]["tail"] == "Satoshi Kon" and as_json["llm"]["requests"] == 0
+    both = kgdb(*question, "--json", "--format", "html")
+    assert both.exit_code == 2 and "--json and --format html disagree" in both.err
+
+
 def test_bench_retrieve_side_by_side(falkordb_store, neo4j_store, embedder, tmp_path,
                                      monkeypatch, kgdb):
     """The same graph on both engines: one run, question by question, every engine's phase
