@@ -5,7 +5,7 @@
 // Every function mirrors a Python/Cypher computation of kgdb and is proved equal to it by
 // tests/live/test_udf.py.
 
-const KGDB_UDF_VERSION = "kgdb-udf/2";
+const KGDB_UDF_VERSION = "kgdb-udf/3";
 const MAX_ITEMS = 50000;
 const MAX_CHARS = 1000000;
 // Bounds on one call's work, well inside FalkorDB's ~3 s limit for a UDF (measured on a
@@ -161,8 +161,11 @@ falkor.register("rrf", rrf);
 // Forward push (Andersen, Chung, Lang 2006) in first-in first-out order (rounds, like a
 // power iteration over the nodes that still hold residual): every node's residual above
 // epsilon times its degree (at least 1) is settled, (1 - d) of it kept as score and d of it
-// spread along its edges; what is left unsettled is at most that per node. Rows {node, score} of the `targets` (null: every
-// node) with a positive score, best first, ties by node ascending, at most k.
+// spread along its edges; what is left unsettled is at most that per node. Rows {node, score,
+// pagerank} of the `targets` (null: every node) with a positive score, best first, ties by
+// node ascending, at most k. `score` is the PageRank, or, when `boostNodes` is not empty,
+// the PageRank divided by the best target's plus the node's entry of `boostValues` (the
+// solver's fused ranking, kgdb/retrieve/ppr.py; boosted targets are rows even at PageRank 0).
 function findNode(nodes, id) {
   let lo = 0, hi = nodes.length - 1;
   while (lo <= hi) {
@@ -174,7 +177,8 @@ function findNode(nodes, id) {
   return -1;
 }
 
-function ppr(nodes, offsets, adj, prob, seeds, seedWeights, damping, epsilon, targets, k) {
+function ppr(nodes, offsets, adj, prob, seeds, seedWeights, damping, epsilon, targets, k,
+             boostNodes, boostValues) {
   checkList("nodes", nodes);
   checkList("offsets", offsets);
   if (!Array.isArray(adj) || !Array.isArray(prob)) throw new Error("kgdb: adj and prob must be lists");
@@ -189,6 +193,15 @@ function ppr(nodes, offsets, adj, prob, seeds, seedWeights, damping, epsilon, ta
   if (typeof damping !== "number" || !(damping >= 0 && damping < 1)) throw new Error("kgdb: damping must be in [0, 1)");
   if (typeof epsilon !== "number" || !(epsilon > 0)) throw new Error("kgdb: epsilon must be a number > 0");
   if (targets !== null) checkList("targets", targets);
+  checkList("boostNodes", boostNodes);
+  checkList("boostValues", boostValues);
+  if (boostNodes.length !== boostValues.length) throw new Error("kgdb: boostNodes and boostValues differ in length");
+  const boost = new Map();
+  for (let i = 0; i < boostNodes.length; i++) {
+    const b = boostValues[i];
+    if (typeof b !== "number" || !Number.isFinite(b)) throw new Error("kgdb: boostValues must be numbers");
+    boost.set(boostNodes[i], (boost.get(boostNodes[i]) || 0) + b);
+  }
   const score = new Float64Array(n);
   const residual = new Float64Array(n);
   const queued = new Uint8Array(n);
@@ -229,11 +242,17 @@ function ppr(nodes, offsets, adj, prob, seeds, seedWeights, damping, epsilon, ta
   const rows = [];
   const seen = new Set();
   const wanted = targets === null ? nodes : targets;
+  let top = 0;
   for (const id of wanted) {
     if (seen.has(id)) continue;
     seen.add(id);
     const at = findNode(nodes, id);
-    if (at >= 0 && score[at] > 0) rows.push({ node: id, score: score[at] });
+    const pr = at >= 0 ? score[at] : 0;
+    if (pr > 0 || boost.has(id)) rows.push({ node: id, score: pr, pagerank: pr });
+    if (pr > top) top = pr;
+  }
+  if (boost.size > 0) {
+    for (const row of rows) row.score = (top > 0 ? row.pagerank / top : 0) + (boost.get(row.node) || 0);
   }
   rows.sort((x, y) => (y.score - x.score) || (x.node < y.node ? -1 : (x.node > y.node ? 1 : 0)));
   return rows.slice(0, k);
