@@ -251,55 +251,80 @@ def udf_ppr_chunks(seeds: Mapping[int, float], *, damping: float, epsilon: float
 
 # ------------------------------------------------------------------ seeds
 
-def nearest_passages(d: Dialect, vector: Sequence[float], k: int) -> Statement:
-    """The ``k`` chunks nearest ``vector``: rows ``node, chunk, document, distance`` (L2;
-    unit vectors: cos = 1 - d^2 / 2)."""
+SEED_COLUMNS = "kind, node, id, chunks, distance, text, phrases, via"
+
+
+def seeds(d: Dialect, vector: Sequence[float], *, named: Sequence[str], sentences: int,
+          names: int, passages: int, bridges: bool) -> Statement | None:
+    """Every seed of a question in one statement (None: nothing asked). Rows ``kind, node,
+    id, chunks, distance, text, phrases, via`` (distances are L2: unit vectors, cos = 1 -
+    d^2 / 2; ``chunks``: how many chunks contain a phrase):
+
+    * ``question``: the phrases among ``named`` (node, id, chunks);
+    * ``sentence``: the ``sentences`` sentences nearest ``vector`` (id, distance, text,
+      phrases: each ``[internal id, id, chunks]`` of a phrase it names);
+    * ``name``: the ``names`` phrases whose name is nearest ``vector`` (node, id, chunks,
+      distance);
+    * ``passage``: the ``passages`` chunks nearest ``vector`` (node, id, distance, text: the
+      document);
+    * ``bridge`` (if ``bridges``): the chunks of other documents whose title is a phrase of
+      the nearest chunk (node, id, chunks: how many chunks contain that phrase, text: the
+      nearest chunk, via: the phrase), found by the same vector search as ``passage``."""
     p = Params()
-    call = d.vector_search_call(CHUNK, "embedding", p.add("k", int(k)),
-                                p.add("vector", list(map(float, vector))))
-    return Statement(f"{call}\nWITH node, {d.score_to_l2('score')} AS distance\n"
-                     "RETURN id(node) AS node, node.id AS chunk, node.document AS document, "
-                     "distance\nORDER BY distance ASC, chunk ASC\nLIMIT $k", p.values)
-
-
-def nearest_sentences(d: Dialect, vector: Sequence[float], k: int) -> Statement:
-    """The ``k`` sentences nearest ``vector`` with the phrases they name: rows ``sentence,
-    text, distance, phrases`` (each phrase ``[internal id, id, chunks containing it]``)."""
-    p = Params()
-    call = d.vector_search_call(SENTENCE, "embedding", p.add("k", int(k)),
-                                p.add("vector", list(map(float, vector))))
-    return Statement(
-        f"{call}\nWITH node, {d.score_to_l2('score')} AS distance\n"
-        "ORDER BY distance ASC, node.id ASC LIMIT $k\n"
-        f"OPTIONAL MATCH (node)-[:{NAMES}]->(p:{PHRASE})\n"
-        f"OPTIONAL MATCH (p)-[:{PHRASE_IN}]->(c:{CHUNK})\n"
-        "WITH node, distance, p, count(c) AS chunks\n"
-        "WITH node, distance, collect(CASE WHEN p IS NULL THEN null "
-        "ELSE [id(p), p.id, chunks] END) AS phrases\n"
-        "RETURN node.id AS sentence, node.text AS text, distance, phrases\n"
-        "ORDER BY distance ASC, sentence ASC", p.values)
-
-
-def phrases_by_id(ids: Sequence[str]) -> Statement:
-    """Rows ``node, id, chunks`` of the phrases among ``ids`` (chunks: how many contain it)."""
-    p = Params()
-    return Statement(f"MATCH (p:{PHRASE})\nWHERE p.id IN {p.add('ids', list(ids))}\n"
-                     f"OPTIONAL MATCH (p)-[:{PHRASE_IN}]->(c:{CHUNK})\n"
-                     "RETURN id(p) AS node, p.id AS id, count(c) AS chunks ORDER BY id",
-                     p.values)
-
-
-def nearest_phrases(d: Dialect, vector: Sequence[float], k: int) -> Statement:
-    """The ``k`` phrases whose name is nearest ``vector``: rows ``node, id, distance,
-    chunks``."""
-    p = Params()
-    call = d.vector_search_call(PHRASE, "embedding", p.add("k", int(k)),
-                                p.add("vector", list(map(float, vector))))
-    return Statement(f"{call}\nWITH node, {d.score_to_l2('score')} AS distance\n"
-                     "ORDER BY distance ASC, node.id ASC LIMIT $k\n"
-                     f"OPTIONAL MATCH (node)-[:{PHRASE_IN}]->(c:{CHUNK})\n"
-                     "RETURN id(node) AS node, node.id AS id, distance, count(c) AS chunks",
-                     p.values)
+    vec = p.add("vector", list(map(float, vector)))
+    parts = []
+    if named:
+        parts.append(
+            f"MATCH (p:{PHRASE})\nWHERE p.id IN {p.add('named', list(named))}\n"
+            f"OPTIONAL MATCH (p)-[:{PHRASE_IN}]->(c:{CHUNK})\n"
+            "WITH p, count(c) AS chunks\n"
+            "RETURN 'question' AS kind, id(p) AS node, p.id AS id, chunks, null AS distance, "
+            "null AS text, null AS phrases, null AS via")
+    if sentences:
+        k = p.add("sentences", int(sentences))
+        parts.append(
+            f"{d.vector_search_call(SENTENCE, 'embedding', k, vec)}\n"
+            f"WITH node, {d.score_to_l2('score')} AS distance\n"
+            f"ORDER BY distance ASC, node.id ASC LIMIT {k}\n"
+            f"OPTIONAL MATCH (node)-[:{NAMES}]->(p:{PHRASE})\n"
+            f"OPTIONAL MATCH (p)-[:{PHRASE_IN}]->(c:{CHUNK})\n"
+            "WITH node, distance, p, count(c) AS chunks\n"
+            "WITH node, distance, collect(CASE WHEN p IS NULL THEN null "
+            "ELSE [id(p), p.id, chunks] END) AS phrases\n"
+            "RETURN 'sentence' AS kind, null AS node, node.id AS id, null AS chunks, distance, "
+            "node.text AS text, phrases, null AS via")
+    if names:
+        k = p.add("names", int(names))
+        parts.append(
+            f"{d.vector_search_call(PHRASE, 'embedding', k, vec)}\n"
+            f"WITH node, {d.score_to_l2('score')} AS distance\n"
+            f"ORDER BY distance ASC, node.id ASC LIMIT {k}\n"
+            f"OPTIONAL MATCH (node)-[:{PHRASE_IN}]->(c:{CHUNK})\n"
+            "WITH node, distance, count(c) AS chunks\n"
+            "RETURN 'name' AS kind, id(node) AS node, node.id AS id, chunks, distance, "
+            "null AS text, null AS phrases, null AS via")
+    if passages or bridges:
+        k = p.add("passages", max(int(passages), 1))
+        nearest = (f"{d.vector_search_call(CHUNK, 'embedding', k, vec)}\n"
+                   f"WITH node, {d.score_to_l2('score')} AS distance\n"
+                   f"ORDER BY distance ASC, node.id ASC LIMIT {k}\n")
+        if passages:
+            parts.append(
+                f"{nearest}RETURN 'passage' AS kind, id(node) AS node, node.id AS id, "
+                "null AS chunks, distance, node.document AS text, null AS phrases, null AS via")
+        if bridges:
+            parts.append(
+                f"{nearest}WITH node AS top LIMIT 1\n"
+                f"MATCH (top)<-[:{PHRASE_IN}]-(p:{PHRASE})-[e:{PHRASE_IN}]->(c:{CHUNK})\n"
+                "WHERE e.title = true AND c.document <> top.document\n"
+                f"MATCH (p)-[:{PHRASE_IN}]->(x:{CHUNK})\n"
+                "WITH top, c, p, count(x) AS chunks\n"
+                "RETURN 'bridge' AS kind, id(c) AS node, c.id AS id, chunks, null AS distance, "
+                "top.id AS text, null AS phrases, p.id AS via")
+    if not parts:
+        return None
+    body = "\nUNION ALL\n".join(parts)
+    return Statement(f"CALL {{\n{body}\n}}\nRETURN {SEED_COLUMNS}", p.values)
 
 
 def phrase_names() -> Statement:
@@ -319,21 +344,6 @@ def seed_paths(chunks: Sequence[str], seeds: Sequence[str]) -> Statement:
         "RETURN DISTINCT cid AS chunk, CASE WHEN q.id IN " + s + " THEN q.id ELSE s.id END "
         "AS phrase, CASE WHEN q.id IN " + s + " THEN null ELSE q.id END AS via\n"
         "ORDER BY chunk, phrase", p.values)
-
-
-def bridges(chunk: str) -> Statement:
-    """The chunks of other documents whose title is a phrase of ``chunk`` (the bridge from
-    the best passage to the next hop): rows ``node, chunk, phrase, link`` (link: 1 / the
-    chunks containing the phrase), best first."""
-    p = Params()
-    return Statement(
-        f"MATCH (top:{CHUNK} {{id: {p.add('chunk', chunk)}}})<-[:{PHRASE_IN}]-(p:{PHRASE})"
-        f"-[e:{PHRASE_IN}]->(c:{CHUNK})\n"
-        "WHERE e.title = true AND c.document <> top.document\n"
-        f"MATCH (p)-[:{PHRASE_IN}]->(x:{CHUNK})\n"
-        "WITH c, p, count(x) AS n\n"
-        "RETURN id(c) AS node, c.id AS chunk, p.id AS phrase, 1.0 / n AS link\n"
-        "ORDER BY link DESC, chunk ASC, phrase ASC", p.values)
 
 
 def gds_project_seeded(graph: str, seeds: Mapping[int, float],

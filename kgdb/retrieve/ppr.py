@@ -142,51 +142,50 @@ def retrieve_ppr(store: GraphStore, question: str, vector: Sequence[float],
 
     with evidence.timings_ms.phase("seeds"):
         gazetteer, graph = retrieval_graph(store)
-        named = list(dict.fromkeys(i for i, *_ in gazetteer.find(question)))
-        if named and o.question_weight > 0:
-            for r in store.run(cy.phrases_by_id(named)).records():
-                seed_phrase(r["node"], r["id"], r["chunks"], o.question_weight, "question",
-                            "")
-        if o.sentences and o.fact_weight > 0:
-            for r in store.run(cy.nearest_sentences(d, vector, o.sentences)).records():
-                similarity = 1.0 - float(r["distance"]) ** 2 / 2.0
-                for node, pid, chunks in r["phrases"]:
-                    seed_phrase(node, pid, chunks, o.fact_weight * similarity, "sentence",
-                                str(r["text"]))
-        if o.names:
-            for r in store.run(cy.nearest_phrases(d, vector, o.names)).records():
-                seed_phrase(r["node"], r["id"], r["chunks"],
-                            1.0 - float(r["distance"]) ** 2 / 2.0, "name", "")
+        named = list(dict.fromkeys(i for i, *_ in gazetteer.find(question))) \
+            if o.question_weight > 0 else []
+        wanted = o.seed_passages if o.passage_weight > 0 else 0
+        statement = cy.seeds(d, vector, named=named,
+                             sentences=o.sentences if o.fact_weight > 0 else 0,
+                             names=o.names, passages=wanted, bridges=o.bridge > 0)
+        rows: dict[str, list[Any]] = {}
+        for r in store.run(statement).records() if statement is not None else []:
+            rows.setdefault(str(r["kind"]), []).append(r)
+        for r in rows.get("question", []):
+            seed_phrase(r["node"], r["id"], r["chunks"], o.question_weight, "question", "")
+        for r in sorted(rows.get("sentence", []), key=lambda r: (r["distance"], r["id"])):
+            similarity = 1.0 - float(r["distance"]) ** 2 / 2.0
+            for node, pid, chunks in r["phrases"]:
+                seed_phrase(node, pid, chunks, o.fact_weight * similarity, "sentence",
+                            str(r["text"]))
+        for r in rows.get("name", []):
+            seed_phrase(r["node"], r["id"], r["chunks"],
+                        1.0 - float(r["distance"]) ** 2 / 2.0, "name", "")
         shown: list[Json] = []
         for pid, (weight, node, kind, source) in sorted(phrase_weight.items()):
             seeds[int(node)] = seeds.get(int(node), 0.0) + weight
             shown.append({"kind": kind, "phrase": pid, "weight": round(weight, 6),
                           "source": source})
-        wanted = o.seed_passages if o.passage_weight > 0 else 0
-        dense = store.run(cy.nearest_passages(d, vector, max(wanted, 1))).records() \
-            if wanted or o.bridge > 0 else []
-        if wanted:
-            cos = [1.0 - float(r["distance"]) ** 2 / 2.0 for r in dense[:wanted]]
-            low, high = (min(cos), max(cos)) if cos else (0.0, 0.0)
-            for r, c in zip(dense[:wanted], cos, strict=True):
-                weight = o.passage_weight * ((c - low) / (high - low) if high > low
-                                             else 1.0) ** o.sharpness
-                if weight > 0:
-                    seeds[int(r["node"])] = seeds.get(int(r["node"]), 0.0) + weight
-                    shown.append({"kind": "passage", "chunk": str(r["chunk"]),
-                                  "weight": round(weight, 6)})
+        dense = sorted(rows.get("passage", []), key=lambda r: (r["distance"], r["id"]))
+        cos = [1.0 - float(r["distance"]) ** 2 / 2.0 for r in dense]
+        low, high = (min(cos), max(cos)) if cos else (0.0, 0.0)
+        for r, c in zip(dense, cos, strict=True):
+            weight = o.passage_weight * ((c - low) / (high - low) if high > low
+                                         else 1.0) ** o.sharpness
+            if weight > 0:
+                seeds[int(r["node"])] = seeds.get(int(r["node"]), 0.0) + weight
+                shown.append({"kind": "passage", "chunk": str(r["id"]),
+                              "weight": round(weight, 6)})
         evidence.detail["seeds"] = shown
         boost: dict[int, float] = {}
         bridged: list[tuple[str, str, str, float]] = []  # from, phrase, chunk, boost
-        if o.bridge > 0 and dense:
-            links = store.run(cy.bridges(str(dense[0]["chunk"]))).records()
-            strongest = max((float(r["link"]) for r in links), default=0.0)
-            for r in links:
-                value = o.bridge * float(r["link"]) / strongest
-                if value > boost.get(int(r["node"]), 0.0):
-                    boost[int(r["node"])] = value
-                    bridged.append((str(dense[0]["chunk"]), str(r["phrase"]), str(r["chunk"]),
-                                    round(value, 6)))
+        links = sorted(rows.get("bridge", []), key=lambda r: (r["chunks"], r["id"], r["via"]))
+        for r in links:  # rarest phrase first: its link 1 / chunks is the best
+            value = o.bridge * float(links[0]["chunks"]) / max(int(r["chunks"]), 1)
+            if value > boost.get(int(r["node"]), 0.0):
+                boost[int(r["node"])] = value
+                bridged.append((str(r["text"]), str(r["via"]), str(r["id"]), round(value, 6)))
+        if o.bridge > 0:
             evidence.detail["bridges"] = [{"from": a, "phrase": p, "chunk": c, "boost": b}
                                           for a, p, c, b in bridged]
     if not seeds:

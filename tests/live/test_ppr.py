@@ -62,25 +62,28 @@ def test_udf_refuses_bad_input(library: Any) -> None:
     from kgdb.errors import StatementError
 
     good = ([1, 2], [0, 1, 2], [1, 0], [1.0, 1.0])
-    for args, message in (((*good, [3], [1.0], 0.5, 1e-9, None, 5), "not a node"),
+    none: tuple[list[int], list[float]] = ([], [])
+    for args, message in (((*good, [3], [1.0], 0.5, 1e-9, None, 5, *none), "not a node"),
                           (([1, 2], [0, 1], [1, 0], [1.0, 1.0], [1], [1.0], 0.5, 1e-9,
-                            None, 5), "do not describe"),
-                          ((*good, [1], [1.0], 1.0, 1e-9, None, 5), "damping"),
-                          ((*good, [1], [-1.0], 0.5, 1e-9, None, 5), "non-negative"),
-                          ((*good, [1], [1.0], 0.5, 0.0, None, 5), "epsilon"),
+                            None, 5, *none), "do not describe"),
+                          ((*good, [1], [1.0], 1.0, 1e-9, None, 5, *none), "damping"),
+                          ((*good, [1], [-1.0], 0.5, 1e-9, None, 5, *none), "non-negative"),
+                          ((*good, [1], [1.0], 0.5, 0.0, None, 5, *none), "epsilon"),
                           (([1, 2], [0, 1, 2], [5, 0], [1.0, 1.0], [1], [1.0], 0.5, 1e-9,
-                            None, 5), "outside")):
-        params = dict(zip("abcdefghij", args, strict=True))
+                            None, 5, *none), "outside"),
+                          ((*good, [1], [1.0], 0.5, 1e-9, None, 5, [1], []), "differ"),
+                          ((*good, [1], [1.0], 0.5, 1e-9, None, 5, [1], ["x"]), "numbers")):
+        params = dict(zip("abcdefghijkl", args, strict=True))
         with pytest.raises(StatementError, match=message):
-            library.run("RETURN kgdb.ppr($a, $b, $c, $d, $e, $f, $g, $h, $i, $j) AS v",
-                        params)
+            library.run("RETURN kgdb.ppr($a, $b, $c, $d, $e, $f, $g, $h, $i, $j, $k, $l) "
+                        "AS v", params)
 
 
 def _write_graph(store: Any, edges: list[tuple[int, int, float]], chunks: int,
                  nodes: int) -> dict[int, int]:
     """Nodes 0..chunks-1 are chunks, the rest phrases; an edge between a phrase and a chunk
-    is phrase_in (weight 1), between phrases a synonym with that score. Returns node ->
-    internal id."""
+    is phrase_in (weight 2: a title edge, else 1), between phrases a synonym with that
+    score. Returns node -> internal id."""
     ids = list(range(nodes))
     store.run(Statement("UNWIND $ids AS i\nFOREACH (_ IN CASE WHEN i < $chunks THEN [1] "
                         "ELSE [] END | CREATE (:Chunk {id: toString(i), document: 'd', n: i}))\n"
@@ -90,7 +93,7 @@ def _write_graph(store: Any, edges: list[tuple[int, int, float]], chunks: int,
     store.run(Statement("UNWIND $rows AS e\nMATCH (a:Phrase {n: e[0]})\n"
                         "MATCH (b) WHERE (b:Chunk OR b:Phrase) AND b.n = e[1]\n"
                         "FOREACH (_ IN CASE WHEN b:Chunk THEN [1] ELSE [] END | "
-                        "CREATE (a)-[:phrase_in]->(b))\n"
+                        "CREATE (a)-[:phrase_in {title: e[2] = 2.0}]->(b))\n"
                         "FOREACH (_ IN CASE WHEN b:Phrase THEN [1] ELSE [] END | "
                         "CREATE (a)-[:synonym {score: e[2]}]->(b))",
                         {"rows": [[u, v, w] for u, v, w in edges]}, write=True))
@@ -105,15 +108,33 @@ def _retrieval_edges(draw: Any) -> tuple[list[tuple[int, int, float]], int, int,
     phrases = draw(st.integers(1, 8))
     links = draw(st.lists(st.tuples(st.integers(chunks, chunks + phrases - 1),
                                     st.integers(0, chunks - 1)), min_size=1, max_size=20,
-                           unique=True))  # GDS refuses an undirected type it did not project
+                           unique=True))
+    titles = draw(st.lists(st.booleans(), min_size=len(links), max_size=len(links)))
     synonyms = draw(st.lists(st.tuples(st.integers(chunks, chunks + phrases - 1),
                                        st.integers(chunks, chunks + phrases - 1),
                                        st.floats(0.8, 1.0)), max_size=6,
                              unique_by=lambda t: (t[0], t[1])))
-    edges = [(p, c, 1.0) for p, c in links] + [(a, b, s) for a, b, s in synonyms if a != b]
+    edges = [(p, c, 2.0 if t else 1.0) for (p, c), t in zip(links, titles, strict=True)] + \
+        [(a, b, s) for a, b, s in synonyms if a != b]
     seeds = draw(st.dictionaries(st.integers(0, chunks + phrases - 1),
                                  st.floats(0.01, 1.0), min_size=1, max_size=5))
     return edges, chunks, phrases, seeds
+
+
+def _walked(edges: list[tuple[int, int, float]], chunks: int,
+            title_weight: float) -> list[tuple[int, int, float]]:
+    """The directed edges PageRank walks (kgdb/documents/ppr_graph.py: "Edge weights"), from
+    :func:`_write_graph`'s edges."""
+    named = {a for a, b, w in edges if b < chunks and w == 2.0}
+    out = []
+    for a, b, w in edges:
+        if b < chunks:  # phrase_in
+            own = w == 2.0
+            out += [(a, b, title_weight if own else 1.0),
+                    (b, a, title_weight if a in named and not own else 1.0)]
+        else:
+            out += [(a, b, w), (b, a, w)]
+    return out
 
 
 @st.composite
@@ -121,28 +142,74 @@ def retrieval_graphs(draw: Any) -> Any:
     return _retrieval_edges(draw)
 
 
-@given(retrieval_graphs())
+@st.composite
+def boosted_graphs(draw: Any) -> Any:
+    edges, chunks, phrases, seeds = _retrieval_edges(draw)
+    title_weight = draw(st.sampled_from([1.0, 5.0, 20.0]))
+    boost = draw(st.dictionaries(st.integers(0, chunks - 1), st.floats(0.0, 1.0),
+                                 max_size=3))
+    return edges, chunks, phrases, seeds, title_weight, boost
+
+
+def _engine_ppr(store: Any, by_id: dict[int, float], title_weight: float,
+                boost: dict[int, float]) -> list[Any]:
+    """The solver's own PageRank statements on either engine."""
+    if store.dialect.NAME == "falkordb":
+        udf.install(store)
+        store_projection(store, title_weight)
+        return store.run(cy.udf_ppr_chunks(by_id, damping=0.5, epsilon=1e-13, k=100,
+                                           boost=boost)).records()
+    try:
+        store.run(cy.gds_project_seeded("kgdb_ppr_test", by_id, title_weight))
+        return store.run(cy.gds_ppr_hub("kgdb_ppr_test", damping=0.5, iterations=1000,
+                                        tolerance=1e-15, k=100, boost=boost)).records()
+    finally:
+        store.run(cy.gds_drop_named("kgdb_ppr_test"))
+
+
+@given(boosted_graphs())
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
-def test_both_engines_equal_reference_on_the_retrieval_graph(store: Any, graph: Any) -> None:
-    """The solver's own statements: the stored projection and kgdb.ppr on FalkorDB, the
-    seeded GDS projection on Neo4j (isolated chunks and phrases are the disconnected and
-    dangling parts)."""
-    edges, chunks, phrases, seeds = graph
+def test_boosted_ranking_on_both_engines(store: Any, graph: Any) -> None:
+    """With a boost, a chunk's score is its PageRank over the best chunk's plus its boost,
+    boosted chunks are rows even unreached (if connected: GDS projects only nodes with
+    edges; a bridge always has its title edge), and the ranking follows the score."""
+    edges, chunks, phrases, seeds, title_weight, boost = graph
     store.run(Statement("MATCH (n) DETACH DELETE n", write=True))
     internal = _write_graph(store, edges, chunks, chunks + phrases)
     by_id = {internal[n]: w for n, w in seeds.items()}
-    expected = reference(edges, seeds, damping=0.5)
-    if store.dialect.NAME == "falkordb":
-        udf.install(store)
-        store_projection(store)
-        rows = store.run(cy.udf_ppr_chunks(by_id, damping=0.5, epsilon=1e-13, k=100)).records()
-    else:
-        try:
-            store.run(cy.gds_project_seeded("kgdb_ppr_test", by_id))
-            rows = store.run(cy.gds_ppr_hub("kgdb_ppr_test", damping=0.5, iterations=1000,
-                                            tolerance=1e-15, k=100)).records()
-        finally:
-            store.run(cy.gds_drop_named("kgdb_ppr_test"))
+    rows = _engine_ppr(store, by_id, title_weight, {internal[c]: b for c, b in boost.items()})
+    expected = reference(_walked(edges, chunks, title_weight), seeds, damping=0.5,
+                         undirected=False)
+    top = max((expected.get(c, 0.0) for c in range(chunks)), default=0.0)
+    got = {int(r["chunk"]): (float(r["score"]), float(r["pagerank"])) for r in rows}
+    connected = {b for _, b, _ in edges}
+    for chunk in range(chunks):
+        pagerank = expected.get(chunk, 0.0)
+        if pagerank > 1e-9 or (chunk in boost and chunk in connected):
+            assert chunk in got
+        if chunk not in got:
+            continue
+        score, found = got[chunk]
+        assert math.isclose(found, pagerank, abs_tol=1e-6)
+        if boost and top > 1e-3:
+            assert math.isclose(score, pagerank / top + boost.get(chunk, 0.0), abs_tol=1e-5)
+    scores = [float(r["score"]) for r in rows]
+    assert scores == sorted(scores, reverse=True)
+
+
+@given(boosted_graphs())
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+def test_both_engines_equal_reference_on_the_retrieval_graph(store: Any, graph: Any) -> None:
+    """The solver's own statements: the stored projection and kgdb.ppr on FalkorDB, the
+    seeded GDS projection on Neo4j, over the title-weighted directed edges (isolated
+    chunks and phrases are the disconnected and dangling parts)."""
+    edges, chunks, phrases, seeds, title_weight, _ = graph
+    store.run(Statement("MATCH (n) DETACH DELETE n", write=True))
+    internal = _write_graph(store, edges, chunks, chunks + phrases)
+    by_id = {internal[n]: w for n, w in seeds.items()}
+    expected = reference(_walked(edges, chunks, title_weight), seeds, damping=0.5,
+                         undirected=False)
+    rows = _engine_ppr(store, by_id, title_weight, {})
     got = {int(r["chunk"]): float(r["score"]) for r in rows}
     for chunk in range(chunks):
         assert math.isclose(got.get(chunk, 0.0), expected.get(chunk, 0.0), abs_tol=1e-6)
