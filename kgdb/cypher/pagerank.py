@@ -17,6 +17,7 @@ that id, so a fresh build and an incremental one embed the same text).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -191,15 +192,19 @@ def projection_edges(title_weight: float) -> Statement:
 
 def store_projection(nodes: Sequence[int], offsets: Sequence[int], adj: Sequence[int],
                      prob: Sequence[float], chunks: Sequence[int]) -> Statement:
-    """FalkorDB: keep the graph as CSR arrays (kgdb/documents/ppr_graph.py: csr) on the meta
-    node, what ``kgdb.ppr`` reads per question, with the chunks' internal ids."""
+    """Keep the graph as CSR arrays (kgdb/documents/ppr_graph.py: csr) on the meta node, what
+    ``kgdb.ppr`` reads per question (FalkorDB's UDF; Neo4j's plugin procedure, which keeps
+    them in memory while ``projection``, a fresh id per write, is the same), with the
+    chunks' internal ids."""
     p = Params()
     return Statement(
         f"MATCH (m:{META_LABEL} {{key: {p.add('key', META_KEY)}}})\n"
         f"SET m.nodes = {p.add('nodes', list(nodes))}, "
         f"m.offsets = {p.add('offsets', list(offsets))}, m.adj = {p.add('adj', list(adj))}, "
         f"m.prob = {p.add('prob', list(prob))}, m.chunks = {p.add('chunks', list(chunks))}, "
-        f"m.edges = {p.add('edges', len(adj) // 2)}", p.values, write=True, idempotent=True)
+        f"m.edges = {p.add('edges', len(adj) // 2)}, "
+        f"m.projection = {p.add('projection', uuid.uuid4().hex)}", p.values, write=True,
+        idempotent=True)
 
 
 # ------------------------------------------------------------------ personalized PageRank
@@ -246,6 +251,26 @@ def udf_ppr_chunks(seeds: Mapping[int, float], *, damping: float, epsilon: float
         "WITH row.node AS node, row.score AS score, row.pagerank AS pagerank\n"
         f"MATCH (c:{CHUNK}) WHERE id(c) = node\n"
         "RETURN c.id AS chunk, c.document AS document, c.text AS text, node, score, "
+        "pagerank\nORDER BY score DESC, chunk ASC", p.values)
+
+
+def native_ppr_chunks(d: Dialect, seeds: Mapping[int, float], *, damping: float,
+                      epsilon: float, k: int, boost: Mapping[int, float] | None = None
+                      ) -> Statement:
+    """The dialect's native procedure (Neo4j with kgdb's plugin: ``kgdb.ppr``,
+    neo4j-plugin/.../Ppr.java) over the stored projection: the same rows as
+    :func:`udf_ppr_chunks`."""
+    if d.PPR is None:
+        raise ValueError(f"{d.NAME} has no native personalized PageRank")
+    p = Params()
+    bn, bv = _boost(p, boost or {})
+    return Statement(
+        f"CALL {d.PPR}({p.add('seeds', [int(n) for n in seeds])}, "
+        f"{p.add('seed_weights', [float(w) for w in seeds.values()])}, "
+        f"{p.add('damping', float(damping))}, {p.add('epsilon', float(epsilon))}, "
+        f"{p.add('k', int(k))}, {bn}, {bv})\n"
+        "YIELD node AS c, score, pagerank\n"
+        "RETURN c.id AS chunk, c.document AS document, c.text AS text, id(c) AS node, score, "
         "pagerank\nORDER BY score DESC, chunk ASC", p.values)
 
 

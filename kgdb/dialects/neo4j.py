@@ -229,6 +229,7 @@ class Neo4jNativeDialect(Neo4jDialect):
 
     NATIVE: ClassVar[str | None] = "kgdb plugin"
     SIMGRAG_MATCH: ClassVar[str | None] = "kgdb.simgrag.match"
+    PPR: ClassVar[str | None] = "kgdb.ppr"
 
     def exact_l2_prepared(self, stored: str, prepared: str) -> str:
         # The same double arithmetic as reduce() (bit-identical), in Java.

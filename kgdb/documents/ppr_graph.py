@@ -22,8 +22,9 @@ against every phrase, from the stored vectors. Other phrases' synonym edges cann
 their vectors did not. Other options than the stored ones, or ``full``, rebuild from
 scratch (a new synonym threshold recomputes only the synonyms). On FalkorDB the run ends by
 storing the projection that ``kgdb.ppr`` reads (edge arrays of internal node ids on the
-``KgdbMeta {key: 'ppr'}`` node): rebuild it after loading or deleting documents, as for the
-document layer. Neo4j projects per question (kgdb/retrieve/ppr.py says why).
+``KgdbMeta {key: 'ppr'}`` node; FalkorDB's UDF and the procedure of kgdb's Neo4j plugin):
+rebuild it after loading or deleting documents, as for the document layer. Neo4j without
+the plugin projects per question through GDS (kgdb/retrieve/ppr.py says why).
 
 **Edge weights** (the projection, both engines: kgdb/cypher/pagerank.py): a phrase leads to
 the chunks containing it with weight 1, and to the chunks of the document it is the title
@@ -161,7 +162,8 @@ def build_graph(store: GraphStore, embedder: Embedder, options: GraphOptions | N
 
         if not udf.status(store).get("up_to_date"):  # kgdb.ppr runs the solver's PageRank
             udf.install(store)
-        report.projection_edges = store_projection(store, options.title_weight)
+    # FalkorDB's UDF and Neo4j's plugin procedure read it (GDS projects per question)
+    report.projection_edges = store_projection(store, options.title_weight)
     clock.lap("projection")
     if unchanged:
         report.mode = "unchanged"

@@ -16,8 +16,10 @@ question with embedding ``q``:
      min-max normalised over them (HippoRAG 2: weight 0.05, sharpness 1, every passage).
 2. **Personalized PageRank** (kgdb/retrieve/pagerank.py, damping 0.5) inside the database,
    over the graph's directed weighted edges (kgdb/documents/ppr_graph.py: "Edge weights"):
-   FalkorDB runs ``kgdb.ppr`` (kgdb's UDF library) over the stored projection; Neo4j runs
-   ``gds.pageRank`` over a projection made for the question. GDS 2.13's ``sourceNodes``
+   FalkorDB runs ``kgdb.ppr`` (kgdb's UDF library) over the stored projection; Neo4j with
+   kgdb's plugin runs its ``kgdb.ppr`` procedure over the same stored projection (kept in
+   the server's memory while it is unchanged: neo4j-plugin/.../Ppr.java); Neo4j without the
+   plugin runs ``gds.pageRank`` over a projection made for the question. GDS 2.13's ``sourceNodes``
    takes no weights ("Failed to parse `sourceNodes` as a List of node IDs" for
    ``[[node, weight]]``), so the projection adds a hub node with a directed edge to each
    seed weighted by the seed's weight, and PageRank is personalised to the hub alone: the
@@ -82,9 +84,12 @@ class PprOptions(PassageOptions, SolverOptions):
     bridge: float = Field(0.25, ge=0.0, le=10.0, description=(
         "ppr: boost of the documents whose title the best dense passage names (0: off)"))
     epsilon: float = Field(1e-5, gt=0.0, lt=1.0, description=(
-        "ppr, FalkorDB: residual per unit of degree a node may keep unsettled"))
-    iterations: int = Field(100, ge=1, le=1000, description="ppr, Neo4j: GDS's iteration cap")
-    tolerance: float = Field(1e-9, ge=0.0, description="ppr, Neo4j: GDS's tolerance")
+        "ppr, FalkorDB and Neo4j's plugin: residual per unit of degree a node may keep "
+        "unsettled"))
+    iterations: int = Field(100, ge=1, le=1000, description=(
+        "ppr, Neo4j without kgdb's plugin: GDS's iteration cap"))
+    tolerance: float = Field(1e-9, ge=0.0, description=(
+        "ppr, Neo4j without kgdb's plugin: GDS's tolerance"))
 
 
 class PprSolver(Solver[PprOptions]):
@@ -104,12 +109,12 @@ class PprSolver(Solver[PprOptions]):
 
 
 
-_GRAPHS: dict[tuple[str, float], tuple[NameIndex, GraphOptions]] = {}
+_GRAPHS: dict[tuple[str, float], tuple[NameIndex, GraphOptions, bool]] = {}
 
 
-def retrieval_graph(store: GraphStore) -> tuple[NameIndex, GraphOptions]:
-    """The phrase names (any case) and the options the retrieval graph was built with, kept
-    per store while the graph is not rebuilt."""
+def retrieval_graph(store: GraphStore) -> tuple[NameIndex, GraphOptions, bool]:
+    """The phrase names (any case), the options the retrieval graph was built with and
+    whether its projection is stored, kept per store while the graph is not rebuilt."""
     meta = store.run(cy.read_meta()).records()
     if not meta or meta[0]["built"] is None:
         raise PprError(f"no retrieval graph in {store.address}: build it first "
@@ -122,7 +127,8 @@ def retrieval_graph(store: GraphStore) -> tuple[NameIndex, GraphOptions]:
                            "(kgdb load documents PATH), then run kgdb index ppr")
         _GRAPHS.clear()
         _GRAPHS[key] = (NameIndex(((n, n, []) for n in names), ignore_case=True),
-                        options_of(str(meta[0]["options"] or "{}")))
+                        options_of(str(meta[0]["options"] or "{}")),
+                        meta[0]["edges"] is not None)
     return _GRAPHS[key]
 
 
@@ -141,7 +147,7 @@ def retrieve_ppr(store: GraphStore, question: str, vector: Sequence[float],
             phrase_weight[pid] = (weight, node, kind, source)
 
     with evidence.timings_ms.phase("seeds"):
-        gazetteer, graph = retrieval_graph(store)
+        gazetteer, graph, projected = retrieval_graph(store)
         named = list(dict.fromkeys(i for i, *_ in gazetteer.find(question))) \
             if o.question_weight > 0 else []
         wanted = o.seed_passages if o.passage_weight > 0 else 0
@@ -191,7 +197,7 @@ def retrieve_ppr(store: GraphStore, question: str, vector: Sequence[float],
     if not seeds:
         return
     with evidence.timings_ms.phase("pagerank"):
-        ranked = _pagerank(store, seeds, boost, graph, o)
+        ranked = _pagerank(store, seeds, boost, graph, projected, o)
     evidence.passages = [Passage(str(r["chunk"]), str(r["document"]), str(r["text"] or ""),
                                  float(r["score"])) for r in ranked]
     evidence.documents = documents_of(evidence.passages)
@@ -212,10 +218,14 @@ def retrieve_ppr(store: GraphStore, question: str, vector: Sequence[float],
 
 
 def _pagerank(store: GraphStore, seeds: dict[int, float], boost: dict[int, float],
-              built: GraphOptions, o: PprOptions) -> list[dict[str, Any]]:
+              built: GraphOptions, projected: bool, o: PprOptions) -> list[dict[str, Any]]:
     if store.dialect.NAME == "falkordb":
         return [dict(r) for r in store.run(cy.udf_ppr_chunks(
             seeds, damping=o.damping, epsilon=o.epsilon, k=o.passages, boost=boost)).records()]
+    if store.dialect.PPR is not None and projected:  # kgdb's Neo4j plugin
+        return [dict(r) for r in store.run(cy.native_ppr_chunks(
+            store.dialect, seeds, damping=o.damping, epsilon=o.epsilon, k=o.passages,
+            boost=boost)).records()]
     graph = f"kgdb_ppr_{uuid.uuid4().hex[:12]}"
     try:
         store.run(cy.gds_project_seeded(graph, seeds, built.title_weight))
