@@ -152,19 +152,25 @@ def boosted_graphs(draw: Any) -> Any:
 
 
 def _engine_ppr(store: Any, by_id: dict[int, float], title_weight: float,
-                boost: dict[int, float]) -> list[Any]:
-    """The solver's own PageRank statements on either engine."""
+                boost: dict[int, float]) -> list[list[Any]]:
+    """The solver's own PageRank statements on either engine: FalkorDB's UDF; on Neo4j GDS
+    and, where kgdb's plugin is loaded, its kgdb.ppr procedure (each path's rows)."""
+    store_projection(store, title_weight)
     if store.dialect.NAME == "falkordb":
         udf.install(store)
-        store_projection(store, title_weight)
-        return store.run(cy.udf_ppr_chunks(by_id, damping=0.5, epsilon=1e-13, k=100,
-                                           boost=boost)).records()
+        return [store.run(cy.udf_ppr_chunks(by_id, damping=0.5, epsilon=1e-13, k=100,
+                                            boost=boost)).records()]
+    out = []
+    if store.dialect.PPR is not None:
+        out.append(store.run(cy.native_ppr_chunks(store.dialect, by_id, damping=0.5,
+                                                  epsilon=1e-13, k=100, boost=boost)).records())
     try:
         store.run(cy.gds_project_seeded("kgdb_ppr_test", by_id, title_weight))
-        return store.run(cy.gds_ppr_hub("kgdb_ppr_test", damping=0.5, iterations=1000,
-                                        tolerance=1e-15, k=100, boost=boost)).records()
+        out.append(store.run(cy.gds_ppr_hub("kgdb_ppr_test", damping=0.5, iterations=1000,
+                                            tolerance=1e-15, k=100, boost=boost)).records())
     finally:
         store.run(cy.gds_drop_named("kgdb_ppr_test"))
+    return out
 
 
 @given(boosted_graphs())
@@ -177,48 +183,52 @@ def test_boosted_ranking_on_both_engines(store: Any, graph: Any) -> None:
     store.run(Statement("MATCH (n) DETACH DELETE n", write=True))
     internal = _write_graph(store, edges, chunks, chunks + phrases)
     by_id = {internal[n]: w for n, w in seeds.items()}
-    rows = _engine_ppr(store, by_id, title_weight, {internal[c]: b for c, b in boost.items()})
     expected = reference(_walked(edges, chunks, title_weight), seeds, damping=0.5,
                          undirected=False)
     top = max((expected.get(c, 0.0) for c in range(chunks)), default=0.0)
-    got = {int(r["chunk"]): (float(r["score"]), float(r["pagerank"])) for r in rows}
     connected = {b for _, b, _ in edges}
-    for chunk in range(chunks):
-        pagerank = expected.get(chunk, 0.0)
-        if pagerank > 1e-9 or (chunk in boost and chunk in connected):
-            assert chunk in got
-        if chunk not in got:
-            continue
-        score, found = got[chunk]
-        assert math.isclose(found, pagerank, abs_tol=1e-6)
-        if boost and top > 1e-3:
-            assert math.isclose(score, pagerank / top + boost.get(chunk, 0.0), abs_tol=1e-5)
-    scores = [float(r["score"]) for r in rows]
-    assert scores == sorted(scores, reverse=True)
+    for rows in _engine_ppr(store, by_id, title_weight,
+                            {internal[c]: b for c, b in boost.items()}):
+        got = {int(r["chunk"]): (float(r["score"]), float(r["pagerank"])) for r in rows}
+        for chunk in range(chunks):
+            pagerank = expected.get(chunk, 0.0)
+            if pagerank > 1e-9 or (chunk in boost and chunk in connected):
+                assert chunk in got
+            if chunk not in got:
+                continue
+            score, found = got[chunk]
+            assert math.isclose(found, pagerank, abs_tol=1e-6)
+            if boost and top > 1e-3:
+                assert math.isclose(score, pagerank / top + boost.get(chunk, 0.0),
+                                    abs_tol=1e-5)
+        scores = [float(r["score"]) for r in rows]
+        assert scores == sorted(scores, reverse=True)
 
 
 @given(boosted_graphs())
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 def test_both_engines_equal_reference_on_the_retrieval_graph(store: Any, graph: Any) -> None:
-    """The solver's own statements: the stored projection and kgdb.ppr on FalkorDB, the
-    seeded GDS projection on Neo4j, over the title-weighted directed edges (isolated
-    chunks and phrases are the disconnected and dangling parts)."""
+    """The solver's own statements: the stored projection and kgdb.ppr on FalkorDB; on
+    Neo4j the plugin's kgdb.ppr over the same projection and the seeded GDS projection;
+    over the title-weighted directed edges (isolated chunks and phrases are the
+    disconnected and dangling parts); each in the reference's order."""
     edges, chunks, phrases, seeds, title_weight, _ = graph
     store.run(Statement("MATCH (n) DETACH DELETE n", write=True))
     internal = _write_graph(store, edges, chunks, chunks + phrases)
     by_id = {internal[n]: w for n, w in seeds.items()}
     expected = reference(_walked(edges, chunks, title_weight), seeds, damping=0.5,
                          undirected=False)
-    rows = _engine_ppr(store, by_id, title_weight, {})
-    got = {int(r["chunk"]): float(r["score"]) for r in rows}
-    for chunk in range(chunks):
-        assert math.isclose(got.get(chunk, 0.0), expected.get(chunk, 0.0), abs_tol=1e-6)
-    ranking = [int(r["chunk"]) for r in rows]
+    paths = _engine_ppr(store, by_id, title_weight, {})
+    assert len(paths) == (2 if store.dialect.PPR else 1)
     exact = sorted((c for c in range(chunks) if expected.get(c, 0.0) > 1e-9),
                    key=lambda c: (-expected[c], str(c)))
     distinct = all(abs(expected[a] - expected[b]) > 1e-6 for a, b in pairwise(exact))
-    if distinct:  # no near-ties: the same order as the reference (so on both engines)
-        assert ranking == exact
+    for rows in paths:
+        got = {int(r["chunk"]): float(r["score"]) for r in rows}
+        for chunk in range(chunks):
+            assert math.isclose(got.get(chunk, 0.0), expected.get(chunk, 0.0), abs_tol=1e-6)
+        if distinct:  # no near-ties: the same order as the reference (so on both engines)
+            assert [int(r["chunk"]) for r in rows] == exact
 
 
 CORPUS = [
@@ -299,4 +309,22 @@ def test_solver_ranks_passages_with_evidence(store: Any, embedder: Any,
     paths = evidence.detail["paths"]
     assert isinstance(paths, dict) and ["publix", publix_chunk] in paths[publix_chunk]
     assert any("gds.pageRank" in s.text or "kgdb.ppr" in s.text for s in evidence.statements)
+    # the bridge: the best dense passage (Hank Snow's) names Tennessee, another document's
+    # title; that document's chunk is boosted to the best PageRank's score plus the bridge
+    hop = PprSolver().retrieve(store, embedder, "Which state borders the east of the state "
+                               "where the singer of Hello Love died?",
+                               PprOptions(seed_passages=4, sentences=2, bridge=0.25))
+    bridges = hop.detail["bridges"]
+    assert isinstance(bridges, list) and bridges
+    tennessee = next(p for p in hop.passages if p.document == "tennessee")
+    bridge = next(b for b in bridges if isinstance(b, dict) and b["chunk"] == tennessee.id)
+    assert bridge == {"from": "snow#0000#000", "phrase": "tennessee", "chunk": tennessee.id,
+                      "boost": 0.25}
+    hop_paths = hop.detail["paths"]
+    assert isinstance(hop_paths, dict)
+    assert ["snow#0000#000", "tennessee", tennessee.id] in hop_paths[tennessee.id]
+    assert tennessee.score is not None and 0.25 < tennessee.score <= 1.25
+    plain = PprSolver().retrieve(store, embedder, hop.question,
+                                 PprOptions(seed_passages=4, sentences=2, bridge=0))
+    assert "bridges" not in plain.detail and max(p.score or 0 for p in plain.passages) < 1
     assert evidence.score_kind == "pagerank" and "pagerank" in evidence.timings_ms
