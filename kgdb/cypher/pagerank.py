@@ -277,6 +277,12 @@ def native_ppr_chunks(d: Dialect, seeds: Mapping[int, float], *, damping: float,
 # ------------------------------------------------------------------ seeds
 
 SEED_COLUMNS = "kind, node, id, chunks, distance, text, phrases, via"
+SEED_BEAM = 16
+"""The vector searches of :func:`seeds` ask the index for at least this many nodes before
+keeping the nearest k: FalkorDB's HNSW searches as wide as it is asked (k times its
+over-fetch). On an index that had lost every sentence three times (rebuilds), the 3 nearest
+sentences asked as 3 missed a true top-3 sentence for all 100 MuSiQue questions, asked as
+16 for 12 of them (a full rebuild now also rebuilds the index: kgdb/documents/ppr_graph.py)."""
 
 
 def seeds(d: Dialect, vector: Sequence[float], *, named: Sequence[str], sentences: int,
@@ -307,8 +313,9 @@ def seeds(d: Dialect, vector: Sequence[float], *, named: Sequence[str], sentence
             "null AS text, null AS phrases, null AS via")
     if sentences:
         k = p.add("sentences", int(sentences))
+        beam = p.add("sentence_beam", max(int(sentences), SEED_BEAM))
         parts.append(
-            f"{d.vector_search_call(SENTENCE, 'embedding', k, vec)}\n"
+            f"{d.vector_search_call(SENTENCE, 'embedding', beam, vec)}\n"
             f"WITH node, {d.score_to_l2('score')} AS distance\n"
             f"ORDER BY distance ASC, node.id ASC LIMIT {k}\n"
             f"OPTIONAL MATCH (node)-[:{NAMES}]->(p:{PHRASE})\n"
@@ -320,8 +327,9 @@ def seeds(d: Dialect, vector: Sequence[float], *, named: Sequence[str], sentence
             "node.text AS text, phrases, null AS via")
     if names:
         k = p.add("names", int(names))
+        beam = p.add("name_beam", max(int(names), SEED_BEAM))
         parts.append(
-            f"{d.vector_search_call(PHRASE, 'embedding', k, vec)}\n"
+            f"{d.vector_search_call(PHRASE, 'embedding', beam, vec)}\n"
             f"WITH node, {d.score_to_l2('score')} AS distance\n"
             f"ORDER BY distance ASC, node.id ASC LIMIT {k}\n"
             f"OPTIONAL MATCH (node)-[:{PHRASE_IN}]->(c:{CHUNK})\n"
@@ -330,7 +338,8 @@ def seeds(d: Dialect, vector: Sequence[float], *, named: Sequence[str], sentence
             "null AS text, null AS phrases, null AS via")
     if passages or bridges:
         k = p.add("passages", max(int(passages), 1))
-        nearest = (f"{d.vector_search_call(CHUNK, 'embedding', k, vec)}\n"
+        beam = p.add("passage_beam", max(int(passages), SEED_BEAM))
+        nearest = (f"{d.vector_search_call(CHUNK, 'embedding', beam, vec)}\n"
                    f"WITH node, {d.score_to_l2('score')} AS distance\n"
                    f"ORDER BY distance ASC, node.id ASC LIMIT {k}\n")
         if passages:

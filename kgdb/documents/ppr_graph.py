@@ -131,7 +131,8 @@ def build_graph(store: GraphStore, embedder: Embedder, options: GraphOptions | N
     if full or stored is None or {k: stored.get(k) for k in options.extraction()} != \
             options.extraction():
         report.mode = "full"
-        while int(store.run(cy.delete_layer(10_000)).value(0)):
+        _drop_vector_indexes(store)  # rebuilt fresh below: an approximate index that lost
+        while int(store.run(cy.delete_layer(10_000)).value(0)):  # every node misses more
             pass
     else:
         report.mode = "incremental"
@@ -178,6 +179,18 @@ class _Clock:
         now = time.perf_counter()
         self.report.seconds[name] = round(now - self.t, 3)
         self.t = now
+
+
+def _drop_vector_indexes(store: GraphStore) -> None:
+    """The phrase and sentence vector indexes, before a rebuild deletes every node they
+    hold: FalkorDB's HNSW index, after three rebuilds of MuSiQue-100's 6,722 sentences,
+    missed a true top-3 sentence for 100 of 100 questions at its usual search width (12 of
+    100 at 64), where a fresh one misses few."""
+    for info in store.indexes():
+        if info.kind == "vector" and info.entity == "node" and \
+                info.label in (cy.PHRASE, cy.SENTENCE):
+            for op in store.dialect.drop_index(info):
+                store.execute(op)
 
 
 def _ensure_indexes(store: GraphStore, embedder: Embedder) -> None:
