@@ -236,17 +236,22 @@ def udf_ppr(nodes: Sequence[int], offsets: Sequence[int], adj: Sequence[int],
 
 def udf_ppr_chunks(seeds: Mapping[int, float], *, damping: float, epsilon: float,
                    k: int, boost: Mapping[int, float] | None = None) -> Statement:
-    """FalkorDB: ``kgdb.ppr`` over the stored projection from ``seeds`` (internal ids ->
-    weight): the ``k`` best chunks (``boost`` as in :func:`udf_ppr`), rows ``chunk,
-    document, text, node, score, pagerank``. (The chunk is found through ``WITH ... AS
-    node``: matched on ``row.node`` directly, FalkorDB 4.16 scans every chunk per row.)"""
+    """FalkorDB: ``kgdb.pprStored`` over the stored projection from ``seeds`` (internal ids
+    -> weight): the ``k`` best chunks (``boost`` as in :func:`udf_ppr`), rows ``chunk,
+    document, text, node, score, pagerank``. The projection's arrays are read only when the
+    UDF's JavaScript context does not keep them yet (``kgdb.pprKnown``). (The chunk is found
+    through ``WITH ... AS node``: matched on ``row.node`` directly, FalkorDB 4.16 scans every
+    chunk per row.)"""
     p = Params()
     bn, bv = _boost(p, boost or {})
+    arrays = ", ".join(f"CASE WHEN known THEN null ELSE m.{a} END"
+                       for a in ("nodes", "offsets", "adj", "prob", "chunks"))
     return Statement(
         f"MATCH (m:{META_LABEL} {{key: {p.add('key', META_KEY)}}})\n"
-        f"UNWIND kgdb.ppr(m.nodes, m.offsets, m.adj, m.prob, {p.add('seeds', list(seeds))}, "
+        "WITH m, kgdb.pprKnown(m.projection) AS known\n"
+        f"UNWIND kgdb.pprStored(m.projection, {arrays}, {p.add('seeds', list(seeds))}, "
         f"{p.add('seed_weights', [float(w) for w in seeds.values()])}, "
-        f"{p.add('damping', float(damping))}, {p.add('epsilon', float(epsilon))}, m.chunks, "
+        f"{p.add('damping', float(damping))}, {p.add('epsilon', float(epsilon))}, "
         f"{p.add('k', int(k))}, {bn}, {bv}) AS row\n"
         "WITH row.node AS node, row.score AS score, row.pagerank AS pagerank\n"
         f"MATCH (c:{CHUNK}) WHERE id(c) = node\n"

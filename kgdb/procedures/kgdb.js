@@ -177,22 +177,33 @@ function findNode(nodes, id) {
   return -1;
 }
 
-function ppr(nodes, offsets, adj, prob, seeds, seedWeights, damping, epsilon, targets, k,
-             boostNodes, boostValues) {
-  checkList("nodes", nodes);
-  checkList("offsets", offsets);
-  if (!Array.isArray(adj) || !Array.isArray(prob)) throw new Error("kgdb: adj and prob must be lists");
-  checkList("seeds", seeds);
-  checkList("seedWeights", seedWeights);
-  checkK(k);
+// The graph checked once and kept as typed arrays (what kgdb.pprStored caches).
+function pprGraph(nodes, offsets, adj, prob) {
+  if (!Array.isArray(nodes) || !Array.isArray(offsets) || !Array.isArray(adj) || !Array.isArray(prob)) {
+    throw new Error("kgdb: nodes, offsets, adj and prob must be lists");
+  }
   const n = nodes.length;
   if (offsets.length !== n + 1 || offsets[0] !== 0 || offsets[n] !== adj.length || adj.length !== prob.length) {
     throw new Error("kgdb: offsets, adj and prob do not describe a graph of the nodes");
   }
+  const g = { nodes: nodes, offsets: Int32Array.from(offsets), adj: Int32Array.from(adj),
+              prob: Float64Array.from(prob), targets: null };
+  for (let e = 0; e < adj.length; e++) {
+    if (!(adj[e] >= 0 && adj[e] < n)) throw new Error("kgdb: adj holds a position outside the nodes");
+  }
+  return g;
+}
+
+function pprRun(g, seeds, seedWeights, damping, epsilon, targets, k, boostNodes, boostValues) {
+  const nodes = g.nodes, offsets = g.offsets, adj = g.adj, prob = g.prob;
+  checkList("seeds", seeds);
+  checkList("seedWeights", seedWeights);
+  checkK(k);
+  const n = nodes.length;
   if (seeds.length !== seedWeights.length) throw new Error("kgdb: seeds and seedWeights differ in length");
   if (typeof damping !== "number" || !(damping >= 0 && damping < 1)) throw new Error("kgdb: damping must be in [0, 1)");
   if (typeof epsilon !== "number" || !(epsilon > 0)) throw new Error("kgdb: epsilon must be a number > 0");
-  if (targets !== null) checkList("targets", targets);
+  if (targets !== null && !Array.isArray(targets)) throw new Error("kgdb: targets must be a list");
   checkList("boostNodes", boostNodes);
   checkList("boostValues", boostValues);
   if (boostNodes.length !== boostValues.length) throw new Error("kgdb: boostNodes and boostValues differ in length");
@@ -216,9 +227,8 @@ function ppr(nodes, offsets, adj, prob, seeds, seedWeights, damping, epsilon, ta
     if (at < 0) throw new Error("kgdb: seed " + seeds[i] + " is not a node of the graph");
     if (total > 0) residual[at] += seedWeights[i] / total;
   }
-  const limit = new Float64Array(n);
-  for (let i = 0; i < n; i++) limit[i] = epsilon * Math.max(1, offsets[i + 1] - offsets[i]);
-  for (let i = 0; i < n; i++) if (residual[i] > limit[i]) { queue.push(i); queued[i] = 1; }
+  const limit = (i) => epsilon * Math.max(1, offsets[i + 1] - offsets[i]);
+  for (let i = 0; i < n; i++) if (residual[i] > 0 && residual[i] > limit(i)) { queue.push(i); queued[i] = 1; }
   let pushes = 0;
   let head = 0;
   while (head < queue.length) {
@@ -226,16 +236,15 @@ function ppr(nodes, offsets, adj, prob, seeds, seedWeights, damping, epsilon, ta
     if (head > 65536 && head * 2 > queue.length) { queue.splice(0, head); head = 0; }
     queued[u] = 0;
     const ru = residual[u];
-    if (!(ru > limit[u])) continue;
+    if (!(ru > limit(u))) continue;
     residual[u] = 0;
     score[u] += (1 - damping) * ru;
     const spread = damping * ru;
     const end = offsets[u + 1];
     for (let e = offsets[u]; e < end; e++) {
       const v = adj[e];
-      if (!(v >= 0 && v < n)) throw new Error("kgdb: adj holds a position outside the nodes");
       residual[v] += spread * prob[e];
-      if (queued[v] === 0 && residual[v] > limit[v]) { queued[v] = 1; queue.push(v); }
+      if (queued[v] === 0 && residual[v] > limit(v)) { queued[v] = 1; queue.push(v); }
     }
     if (++pushes > 50000000) throw new Error("kgdb: ppr did not settle (epsilon too small)");
   }
@@ -258,5 +267,42 @@ function ppr(nodes, offsets, adj, prob, seeds, seedWeights, damping, epsilon, ta
   return rows.slice(0, k);
 }
 
+function ppr(nodes, offsets, adj, prob, seeds, seedWeights, damping, epsilon, targets, k,
+             boostNodes, boostValues) {
+  checkList("nodes", nodes);
+  checkList("offsets", offsets);
+  if (targets !== null) checkList("targets", targets);
+  return pprRun(pprGraph(nodes, offsets, adj, prob), seeds, seedWeights, damping, epsilon,
+                targets, k, boostNodes, boostValues);
+}
+
+// The stored projection (kgdb index ppr writes it with a fresh `projection` id) kept in this
+// JavaScript context: kgdb.pprKnown(id) says whether it is, and kgdb.pprStored takes the
+// arrays as null when it is (Cypher then does not read them: passing the 130k items of
+// MuSiQue-100's projection into JavaScript cost 1.7 ms per question). The targets are the
+// stored chunks. A few projections are kept (graphs of one server).
+const PROJECTIONS = new Map();
+function pprKnown(projection) {
+  return PROJECTIONS.has(projection);
+}
+
+function pprStored(projection, nodes, offsets, adj, prob, chunks, seeds, seedWeights, damping,
+                   epsilon, k, boostNodes, boostValues) {
+  if (typeof projection !== "string") throw new Error("kgdb: the projection id must be a string");
+  let g = PROJECTIONS.get(projection);
+  if (nodes !== null) {
+    g = pprGraph(nodes, offsets, adj, prob);
+    if (!Array.isArray(chunks)) throw new Error("kgdb: chunks must be a list");
+    g.targets = chunks;
+    if (PROJECTIONS.size >= 4) PROJECTIONS.delete(PROJECTIONS.keys().next().value);
+    PROJECTIONS.set(projection, g);
+  } else if (g === undefined) {
+    throw new Error("kgdb: projection " + projection + " is not kept here: pass its arrays");
+  }
+  return pprRun(g, seeds, seedWeights, damping, epsilon, g.targets, k, boostNodes, boostValues);
+}
+
 falkor.register("ppr", ppr);
+falkor.register("pprKnown", pprKnown);
+falkor.register("pprStored", pprStored);
 // ---- end of the personalized PageRank section ----------------------------------------

@@ -77,6 +77,12 @@ def test_udf_refuses_bad_input(library: Any) -> None:
         with pytest.raises(StatementError, match=message):
             library.run("RETURN kgdb.ppr($a, $b, $c, $d, $e, $f, $g, $h, $i, $j, $k, $l) "
                         "AS v", params)
+    with pytest.raises(StatementError, match="is not kept here"):  # arrays null, not cached
+        library.run("RETURN kgdb.pprStored('never-written', null, null, null, null, null, "
+                    "[], [], 0.5, 1e-9, 5, [], []) AS v")
+    stored = library.run("RETURN kgdb.pprStored('p1', [7, 9], [0, 1, 2], [1, 0], [1.0, 1.0], "
+                         "[9], [7], [1.0], 0.5, 1e-12, 5, [], []) AS v").value(0)
+    assert [r["node"] for r in stored] == [9] and stored[0]["score"] == pytest.approx(1 / 3)
 
 
 def _write_graph(store: Any, edges: list[tuple[int, int, float]], chunks: int,
