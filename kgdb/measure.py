@@ -3,11 +3,14 @@ phase timing, so that figures from different commands compare."""
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 import statistics
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
 
 def percentile(values: Sequence[float], p: float) -> float:
@@ -48,3 +51,22 @@ class Timings(dict[str, float]):
 def elapsed_ms(start: float) -> float:
     """Milliseconds since ``start`` (a :func:`time.perf_counter` reading)."""
     return (time.perf_counter() - start) * 1000
+
+
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``), or the platform's processor string."""
+    import platform
+
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def load_average() -> list[float] | None:
+    """The 1/5/15-minute load averages: other work on the machine, beside every figure."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None

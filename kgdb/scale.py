@@ -25,7 +25,6 @@ the graph, at k(n) = 16, 256 and 2048 candidates per known node.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import re
@@ -43,7 +42,7 @@ import numpy as np
 from kgdb.config import Settings
 from kgdb.embed import Embedder
 from kgdb.errors import KgdbError
-from kgdb.measure import percentile
+from kgdb.measure import cpu_model, load_average, percentile
 
 ENTITY_TYPES = ("person", "organization", "place", "film", "book", "song", "company",
                 "product", "event", "disease", "drug", "team")
@@ -190,25 +189,6 @@ def _p50_p90(values: list[float]) -> dict[str, float | None]:
             "p90_ms": round(percentile(values, 90), 2)}
 
 
-def _cpu_model() -> str:
-    """The CPU's model name (``/proc/cpuinfo``), or the platform's processor string."""
-    import platform
-
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
-
-
-def _load_average() -> list[float] | None:
-    """The 1/5/15-minute load averages: other work on the machine, beside every figure."""
-    try:
-        return [round(x, 2) for x in os.getloadavg()]
-    except OSError:
-        return None
-
-
 def _peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
@@ -284,6 +264,7 @@ def bench_scale(settings: Settings, *, entities: int, relationships: int | None 
                 queries: int = 20, seed: int = 7, keep: bool = False,
                 progress: bool = True) -> dict[str, Any]:
     """Generate, load and query (see the module docstring); returns the numbers."""
+    from kgdb.bench import index_state
     from kgdb.cypher.explore import count_nodes
     from kgdb.dsl.pattern import pattern_from_triples
     from kgdb.embed import default_embedder
@@ -301,8 +282,8 @@ def bench_scale(settings: Settings, *, entities: int, relationships: int | None 
         "facts": graph.facts, "generate_s": round(time.perf_counter() - t0, 2)}
     store = connect(settings)
     result["engine"] = store.dialect.NAME
-    result["machine"] = {"cpu": _cpu_model(), "cores": os.cpu_count(),
-                         "load_average_at_start": _load_average()}
+    result["machine"] = {"cpu": cpu_model(), "cores": os.cpu_count(),
+                         "load_average_at_start": load_average()}
     try:
         if store.run(count_nodes()).value(0):
             raise ScaleError(f"bench scale needs an empty graph; {store.address} has data")
@@ -328,23 +309,27 @@ def bench_scale(settings: Settings, *, entities: int, relationships: int | None 
             patterns = [_pattern(p) for p in _paths(store, hop, queries, rng, graph)]
             for kn in k_nodes:
                 times: list[float] = []
-                phases: dict[str, list[float]] = {"vector": [], "match": []}
+                phases: dict[str, list[float]] = {"vector": [], "match": [], "glue": []}
                 paths: set[str] = set()
                 for triples in patterns:
+                    started = time.perf_counter()
                     retrieval = search(store, embedder, pattern_from_triples(triples), k=3,
                                        k_nodes=kn, k_relations=4, distinct="known")
+                    wall = (time.perf_counter() - started) * 1000
+                    ms = dict(retrieval.timings_ms)
+                    ms["glue"] = wall - sum(ms.get(p, 0.0) for p in ("embed", "vector", "match"))
                     for phase, values in phases.items():
-                        values.append(retrieval.timings_ms.get(phase, 0.0))
-                    times.append(retrieval.timings_ms.get("vector", 0.0)
-                                 + retrieval.timings_ms.get("match", 0.0))
+                        values.append(ms.get(phase, 0.0))
+                    times.append(ms.get("vector", 0.0) + ms.get("match", 0.0))
                     paths.add(f"vector {retrieval.paths.get('vector')}, "
                               f"match {retrieval.paths.get('match')}")
                 latency[f"{hop}-hop k(n)={kn}"] = {
                     "queries": len(times), **_p50_p90(times),
                     **{f"{phase}_{key}": value for phase, values in phases.items()
                        for key, value in _p50_p90(values).items()},
-                    "paths": sorted(paths), "load_average": _load_average()}
+                    "paths": sorted(paths), "load_average": load_average()}
         result["retrieval_excluding_embedding"] = latency
+        result["index_state"] = index_state(store)
         result["server_memory_after_queries"] = _server_memory_mb(settings)
         result["total_s"] = round(time.perf_counter() - t0, 2)
         return result

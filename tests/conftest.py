@@ -303,6 +303,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                          f"e.g. {_neo4j_skips[0]}; failing the run\n")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
     _stop_session_neo4j()
+    # The session's KGDB_HOME (embedded FalkorDB, the Maven-started Neo4j's data: 0.5-0.8 GB)
+    # goes with the session; KGDB_KEEP_TEST_HOME=1 keeps it to look at.
+    if not os.environ.get("KGDB_KEEP_TEST_HOME"):
+        from kgdb.engine.embedded import EmbeddedServer
+
+        EmbeddedServer(_HOME).stop()  # one a test started without the embedded_home fixture
+        shutil.rmtree(_HOME, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

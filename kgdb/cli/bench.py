@@ -101,6 +101,46 @@ def bench_procedures(ctx: Context, question: str, options_json: str, runs: int,
     _show(result, as_json)
 
 
+@bench.command("bi")
+@click.option("--text", default="Kismit", show_default=True,
+              help="What kgdb.entities / custom.kgdb.entities look up.")
+@click.option("--rules", "rule_files", multiple=True, metavar="[NAME=]FILE",
+              help="A rule set whose ask-time to time (NAME defaults to the file name; as "
+                   "installed by kgdb procedures install --rules). Repeatable.")
+@click.option("--facts", "facts_json", default="{}", show_default=True,
+              help="The facts the rule sets judge, as JSON.")
+@click.option("--runs", default=50, show_default=True, type=click.IntRange(1, 10_000))
+@json_option
+@pass_context
+def bench_bi(ctx: Context, text: str, rule_files: tuple[str, ...], facts_json: str, runs: int,
+             as_json: bool) -> None:
+    """Latency of what BI tools call on Neo4j: kgdb.entities (kgdb's plugin) and
+    custom.kgdb.entities (APOC Extended), and each rule set's ask-time, directly and as
+    custom.kgdb.rules.NAME."""
+    import json
+
+    from kgdb.bench import bench_bi as run
+    from kgdb.cli.rules import read_rules
+    from kgdb.errors import ConfigError
+
+    try:
+        facts = json.loads(facts_json)
+    except ValueError as exc:
+        raise ConfigError(f"--facts is not JSON: {exc}") from None
+    if not isinstance(facts, dict):
+        raise ConfigError("--facts must be a JSON object")
+    rules = {}
+    for spec in rule_files:
+        name, _, path = spec.rpartition("=")
+        file = Path(path)
+        if not file.is_file():
+            raise ConfigError(f"--rules {spec}: no such file")
+        rules[name or file.stem] = read_rules(file)
+    if ctx.store.dialect.NAME != "neo4j":
+        raise ConfigError("kgdb bench bi times Neo4j's procedures: set KGDB_URI to a Neo4j")
+    _show(run(ctx.store, text=text, rules=rules, facts=facts, runs=runs), as_json)
+
+
 @bench.command("embed")
 @click.option("--model", "models", multiple=True, default=("minilm",), show_default=True,
               help="KGDB_EMBED_MODEL values to measure (repeatable): minilm, minilm-torch.")

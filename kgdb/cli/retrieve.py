@@ -9,6 +9,7 @@ are :class:`KgdbError`s, which ``kgdb.cli.main`` prints as one line with exit st
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,19 @@ from kgdb.cli.solvers import click_option, options_from_cli, pattern_field_optio
 from kgdb.dsl.pattern import pattern_triples
 from kgdb.errors import KgdbError
 from kgdb.retrieve.cqr import TripleContextOptions
+from kgdb.retrieve.export import FORMATS
+
+format_option = click.option(
+    "--format", "output_format", type=click.Choice(["text", *FORMATS]), default="text",
+    show_default=True, help="text for a person; json (as --json), mermaid (a flowchart), "
+    "graphml (Gephi, yEd, NetworkX) or html (one self-contained page with the drawing, opens "
+    "offline) for other tools: kgdb retrieve ... --format html > evidence.html")
+
+
+def _chosen_format(output_format: str, as_json: bool) -> str:
+    if as_json and output_format not in ("text", "json"):
+        raise click.UsageError(f"--json and --format {output_format} disagree: give one")
+    return "json" if as_json else output_format
 
 
 @click.command("pattern")
@@ -51,24 +65,33 @@ def _llm_or_none() -> Any:
 @click.command("ask")
 @click.argument("question")
 @solver_options
+@format_option
 @json_option
 @pass_context
 def ask_command(ctx: Context, question: str, solver: str, pattern: tuple[str, ...],
-                as_json: bool, **options: Any) -> None:
+                output_format: str, as_json: bool, **options: Any) -> None:
     """Answer QUESTION from the graph with an LLM (OPENAI_BASE_URL, OPENAI_API_KEY): the
-    answer, the evidence it came from and the Cypher that ran. Every solver needs the LLM to
-    write the answer; pattern without --pattern and logical-form also need it to plan.
-    Without an LLM, kgdb retrieve gives the evidence alone."""
-    from kgdb.retrieve.ask import ask, require_llm
+    answer as the LLM writes it, the evidence it came from, the Cypher that ran and the LLM's
+    requests and tokens. Every solver needs the LLM to write the answer; pattern without
+    --pattern and logical-form also need it to plan. Without an LLM, kgdb retrieve gives the
+    evidence alone."""
+    from kgdb.retrieve.ask import Answer, ask, ask_stream, require_llm
 
+    chosen = _chosen_format(output_format, as_json)
     parsed = options_from_cli(solver, pattern, options)
     llm = _llm_or_none()
     require_llm(parsed, llm, answer=True)  # before the database is opened
-    answer = ask(ctx.store, ctx.embedder, llm, question, parsed)
-    if as_json:
-        emit_json(answer.to_json())
+    if chosen != "text":
+        _emit(ask(ctx.store, ctx.embedder, llm, question, parsed), chosen)
         return
-    click.echo(answer.text)
+    answer = None
+    for kind, value in ask_stream(ctx.store, ctx.embedder, llm, question, parsed):
+        if kind == "token":
+            click.echo(str(value), nl=False)
+        elif kind == "answer" and isinstance(value, Answer):
+            answer = value
+    assert answer is not None
+    click.echo("")
     if answer.verdict is not None:
         click.echo(f"\nverdict: {answer.verdict}")
     drawn = answer.evidence.detail.get("pattern")
@@ -85,24 +108,38 @@ def ask_command(ctx: Context, question: str, solver: str, pattern: tuple[str, ..
 @solver_options
 @click.option("--cypher/--no-cypher", "show_cypher", default=True, show_default=True,
               help="Show the Cypher that ran, with its parameters.")
+@format_option
 @json_option
 @pass_context
 def retrieve_command(ctx: Context, question: str, solver: str, pattern: tuple[str, ...],
-                     show_cypher: bool, as_json: bool, **options: Any) -> None:
+                     show_cypher: bool, output_format: str, as_json: bool,
+                     **options: Any) -> None:
     """The evidence for QUESTION, without an answer: no LLM needed, except for the pattern
     solver without --pattern (the LLM writes the pattern graph) and logical-form (it plans).
     Example: kgdb retrieve 'who directed Kismet?' --pattern 'Kismet|directed_by|UNKNOWN 1'."""
     from kgdb.retrieve.ask import llm_needed, require_llm, retrieve
 
+    chosen = _chosen_format(output_format, as_json)
     parsed = options_from_cli(solver, pattern, options)
     llm = _llm_or_none() if llm_needed(parsed, answer=False) else None
     require_llm(parsed, llm, answer=False)
     evidence = retrieve(ctx.store, ctx.embedder, question, parsed, llm)
-    if as_json:
+    if chosen == "json":
         emit_json(evidence.to_json(statements=show_cypher))
-        return
-    for line in evidence.render(cypher=show_cypher):
-        click.echo(line)
+    elif chosen != "text":
+        _emit(evidence, chosen)
+    else:
+        for line in evidence.render(cypher=show_cypher):
+            click.echo(line)
+
+
+def _emit(result: Any, output_format: str) -> None:
+    from kgdb.retrieve.export import export
+
+    if output_format == "json":
+        emit_json(result.to_json())
+    else:
+        click.echo(export(result, output_format), nl=False)
 
 
 @click.group("eval")
@@ -174,26 +211,45 @@ def eval_metaqa_command(questions_files: tuple[Path, ...], patterns: str, k: int
                    "eval retrieval); default: every retrieval-only solver with its defaults.")
 @pattern_field_options(("k", "kn", "kr", "kt", "engine", "distinct"), distinct="known")
 @click.option("--limit", type=click.IntRange(1), help="Only the first N questions per file.")
+@click.option("--engines", default=None,
+              help="--questions: compare databases in one run, alternating question by "
+                   "question: comma-separated falkordb (the embedded FalkorDB, graph "
+                   "--graph), neo4j (KGDB_URI, with kgdb's plugin where loaded), neo4j-cypher "
+                   "(KGDB_URI, plain Cypher). The first is the reference for GSD agreement "
+                   "and paired ratios.")
 @json_option
 def bench_retrieve_command(questions_files: tuple[Path, ...], documents_file: Path | None,
                            modes: tuple[str, ...], k: int, kn: int, kr: int, kt: int,
                            engine: str, distinct: str, limit: int | None,
-                           as_json: bool) -> None:
+                           engines: str | None, as_json: bool) -> None:
     """Latency percentiles of SimGRAG retrieval, split into embedding, vector search, matching;
     with --documents, of every document retrieval mode (p50/p90 per mode, excluding the
-    question's embedding)."""
+    question's embedding); with --engines, several databases side by side."""
     if documents_file is not None:
         _bench_documents(documents_file, modes, limit, as_json)
         return
     if not questions_files:
         raise click.UsageError("give --questions (MetaQA) or --documents")
+    if engines is not None:
+        _bench_side_by_side(questions_files, engines, limit, as_json, k=k, k_nodes=kn,
+                            k_relations=kr, k_types=kt, engine=engine, distinct=distinct)
+        return
     report = _metaqa_run(questions_files, "oracle", limit, k=k, k_nodes=kn,
                          k_relations=kr, k_types=kt, engine=engine, distinct=distinct)
+    from kgdb.bench import index_state
+    from kgdb.measure import cpu_model, load_average
+
+    context = current_context()
+    machine = {"cpu": cpu_model(), "cores": os.cpu_count(), "load_average": load_average()}
+    state = index_state(context.store)
     if as_json:
-        emit_json({hop: {"questions": row["questions"], "latency_ms": row["latency_ms"],
-                         "paths": row["paths"]}
-                   for hop, row in report["hops"].items()})
+        emit_json({**{hop: {"questions": row["questions"], "latency_ms": row["latency_ms"],
+                            "paths": row["paths"]}
+                      for hop, row in report["hops"].items()},
+                   "machine": machine, "index_state": state})
         return
+    click.echo(f"{machine['cpu']}, {machine['cores']} cores, load {machine['load_average']}; "
+               f"{state['vector_search']}")
     for hop, row in report["hops"].items():
         click.echo(f"{hop} ({row['questions']} questions, engine {engine}; "
                    f"{'; '.join(row['paths'])})")
@@ -202,6 +258,63 @@ def bench_retrieve_command(questions_files: tuple[Path, ...], documents_file: Pa
                        f"p99 {p['p99']:8.2f}  max {p['max']:8.2f} ms")
 
 
+
+
+SIDE_BY_SIDE = ("falkordb", "neo4j", "neo4j-cypher")
+
+
+def _bench_side_by_side(questions_files: tuple[Path, ...], engines: str, limit: int | None,
+                        as_json: bool, **options: Any) -> None:
+    import dataclasses
+
+    from kgdb.bench import bench_side_by_side
+    from kgdb.engine import connect
+    from kgdb.retrieve.metaqa import read_questions
+
+    names = [n.strip() for n in engines.split(",") if n.strip()]
+    unknown = [n for n in names if n not in SIDE_BY_SIDE]
+    if unknown or not names or len(set(names)) != len(names):
+        raise click.UsageError(f"--engines: give distinct names among {', '.join(SIDE_BY_SIDE)}"
+                               f" (not {engines!r})")
+    context = current_context()
+    settings = context.settings
+    if any(n.startswith("neo4j") for n in names) and settings.embedded:
+        raise KgdbError("--engines neo4j/neo4j-cypher: KGDB_URI is not set to a Neo4j server")
+    stores: dict[str, Any] = {}
+    try:
+        for name in names:
+            if name == "falkordb":
+                stores[name] = connect(dataclasses.replace(settings, uri="embedded"),
+                                       create=False)
+            else:
+                stores[name] = connect(settings)
+                if name == "neo4j-cypher":
+                    stores[name].detect_plugin(use=False)
+        questions = []
+        for path in questions_files:
+            questions += read_questions(path)[: limit or None]
+        report = bench_side_by_side(stores, context.embedder, questions, **options)
+    finally:
+        for store in stores.values():
+            store.close()
+    if as_json:
+        emit_json(report)
+        return
+    m = report["machine"]
+    click.echo(f"{m['cpu']}, {m['cores']} cores, load {m['load_average_at_start']} -> "
+               f"{m['load_average_at_end']}")
+    for name, info in report["engines"].items():
+        click.echo(f"{name}: {info['address']}; {info['index_state']['vector_search']}")
+    for hop, row in report["hops"].items():
+        click.echo(f"{hop} ({row['questions']} questions, load {row['load_average']})")
+        for name in names:
+            r = row[name]
+            lat = "  ".join(f"{phase} {p['p50']:.2f}/{p['p90']:.2f}"
+                            for phase, p in r["latency_ms"].items())
+            ratio = next((f"  ratio {v:.2f}" for key, v in r.items()
+                          if key.startswith("paired_ratio")), "")
+            agree = next(v for key, v in r.items() if key.startswith("gsds_equal"))
+            click.echo(f"    {name:<13} p50/p90 ms: {lat}{ratio}  GSDs equal {agree}")
 
 
 BENCH_MODES = ("vector", "entities", "hybrid", "document-graph:facts=0",

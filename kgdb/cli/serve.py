@@ -120,6 +120,7 @@ def serve_command(ctx: Context, host: str, port: int, token_path: Path | None,
     click.echo(f"kgdb: serving {ctx.settings.uri or 'the embedded FalkorDB'} on "
                f"http://{host}:{port} ({'writes allowed' if allow_writes else 'read-only'}; "
                f"{len(tokens.tokens)} token(s) from {path})", err=True)
+    click.echo(f"kgdb: the web page is http://{host}:{port}/ (sign in with a token)", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
 
 

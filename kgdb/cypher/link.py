@@ -141,3 +141,13 @@ def vector_candidates(dialect: Dialect, searches: Sequence[VectorSearch], *,
                      "RETURN -1 AS search, 0 AS query, collect(label) AS id, null AS name, "
                      "0.0 AS distance")
     return Statement("\nUNION ALL\n".join(parts), p.values)
+
+
+def vector_index_state() -> Statement:
+    """kgdb's Neo4j plugin: each node vector index and its exact in-memory copy (rows
+    ``index, state, rows, build_ms, last_screen_ms, last_exact_ms, last_recomputed``)."""
+    return Statement(
+        "CALL kgdb.vectorIndexes() YIELD index, state, rows, buildMs, lastScreenMs, "
+        "lastExactMs, lastRecomputed\n"
+        "RETURN index, state, rows, buildMs AS build_ms, lastScreenMs AS last_screen_ms, "
+        "lastExactMs AS last_exact_ms, lastRecomputed AS last_recomputed ORDER BY index")

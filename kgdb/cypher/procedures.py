@@ -194,7 +194,8 @@ def _relay(path: str, columns: Sequence[tuple[str, str]]) -> str:
 
 
 ASK_COLUMNS = (("rank", "INTEGER"), ("answer", "STRING"), ("solver", "STRING"),
-               ("evidence", "STRING"))
+               ("evidence", "STRING"), ("llm_requests", "INTEGER"), ("tokens_in", "INTEGER"),
+               ("tokens_out", "INTEGER"))
 EVIDENCE_COLUMNS = (("rank", "INTEGER"), ("head", "STRING"), ("relation", "STRING"),
                     ("tail", "STRING"), ("score", "FLOAT"), ("source", "STRING"))
 
@@ -340,3 +341,19 @@ def call_relay(name: str, question: str, options: dict[str, Any]) -> Statement:
         raise ProcedureDefinitionError(f"no relayed procedure {name!r}")
     return Statement(f"CALL custom.kgdb.{name}($question, $options)",
                      {"question": question, "options": options})
+
+
+def call_entities(text: str, top_k: int, *, native: bool) -> Statement:
+    """``CALL kgdb.entities`` (the plugin's, ``native``) or ``custom.kgdb.entities`` (APOC
+    Extended's) as a BI tool sends it (kgdb bench bi)."""
+    name = "kgdb.entities" if native else "custom.kgdb.entities"
+    return Statement(f"CALL {name}($text, $topK) YIELD rank, id, name RETURN rank, id, name",
+                     {"text": text, "topK": int(top_k)})
+
+
+def call_ruleset(name: str, facts: dict[str, Any]) -> Statement:
+    """``CALL custom.kgdb.rules.<name>($facts)`` as a BI tool sends it (kgdb bench bi)."""
+    if not RULESET_NAME.match(name):
+        raise ProcedureDefinitionError(f"rule set name {name[:80]!r} cannot name a procedure")
+    return Statement(f"CALL custom.kgdb.rules.{name}($facts) YIELD concept RETURN concept",
+                     {"facts": facts})

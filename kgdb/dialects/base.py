@@ -327,6 +327,9 @@ class Dialect(abc.ABC):
         distance = self.exact_l2_prepared(f"node.{self.ident(prop)}", prepared)
         return f"{call}\nWITH node, {distance} AS distance"
 
+    VECTOR_SEARCH: ClassVar[str] = "vector index, exact re-rank of what it proposes"
+    """How nearest-node candidates are found, for benchmark reports (is it exact?)."""
+
     NATIVE: ClassVar[str | None] = None
     """The native back end of this dialect (``kgdb plugin <version>`` on a Neo4j with kgdb's
     plugin), or None: every statement is plain Cypher."""

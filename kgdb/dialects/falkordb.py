@@ -65,6 +65,10 @@ class FalkorDBDialect(Dialect):
     after one update of every node, measured). Callers ORDER BY distance LIMIT k;
     ``kgdb schema reindex`` rebuilds the indexes."""
 
+    VECTOR_SEARCH: ClassVar[str] = (
+        f"approximate: HNSW index ({VECTOR_INDEX_OPTIONS}), {VECTOR_OVERFETCH}x k proposed, "
+        "exact L2 re-rank")
+
     BULK_INSERT: ClassVar[bool] = True
     """``GRAPH.BULK`` (what FalkorDB's own bulk loader sends): binary rows, no Cypher, no
     parameters to render. Its format, from FalkorDB's ``src/bulk_insert/bulk_insert.c``: a

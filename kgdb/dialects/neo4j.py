@@ -188,6 +188,9 @@ class Neo4jDialect(Dialect):
     (found by the brute-force property test in tests/live/test_simgrag_retrieval.py).
     Callers ORDER BY the exact distance and LIMIT k."""
 
+    VECTOR_SEARCH: ClassVar[str] = ("approximate: Lucene HNSW index, max(4k, 64) proposed, "
+                                     "exact L2 re-rank in Cypher")
+
     def vector_search_call(self, label: str, prop: str, k: str, vector: str) -> str:
         index = self.string_literal(self.index_name(label, prop, "vector"))
         beam = (f"CASE WHEN {k} * 4 > {self.VECTOR_BEAM_MIN} THEN {k} * 4 "
@@ -228,6 +231,9 @@ class Neo4jNativeDialect(Neo4jDialect):
     replaces (tests/live/test_neo4j_plugin.py)."""
 
     NATIVE: ClassVar[str | None] = "kgdb plugin"
+    VECTOR_SEARCH: ClassVar[str] = (
+        "exact: kgdb.nearestNodes scans an in-memory copy of the index's vectors (state: "
+        "kgdb.vectorIndexes()), the index only where that copy would not fit the heap")
     SIMGRAG_MATCH: ClassVar[str | None] = "kgdb.simgrag.match"
     PPR: ClassVar[str | None] = "kgdb.ppr"
 

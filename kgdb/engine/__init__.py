@@ -22,8 +22,9 @@ log = logging.getLogger("kgdb")
 
 def unused_neo4j_variables(settings: Settings) -> list[str]:
     """The Neo4j-only variables set in the environment while ``settings`` name the embedded
-    FalkorDB (empty when they are used)."""
-    if not settings.embedded:
+    FalkorDB (empty when they are used, or when the caller chose the embedded engine by
+    name, ``uri="embedded"``, as ``kgdb bench retrieve --engines falkordb,neo4j`` does)."""
+    if not settings.embedded or settings.uri == "embedded":
         return []
     return [name for name in NEO4J_ONLY_VARIABLES if os.environ.get(name)]
 

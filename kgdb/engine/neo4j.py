@@ -6,6 +6,7 @@ import contextlib
 import copy
 import datetime as dt
 import re
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,11 +32,13 @@ from kgdb.statement import EngineCommand, Statement
 class Neo4jStore(GraphStore):
     """Neo4j through the official driver.
 
-    Retries have one owner, the driver: statements that are safe to repeat (reads and
-    idempotent writes) run in managed transactions, which the driver retries on transient
-    failures for up to ``max_transaction_retry_time``; every other write runs once, as an
-    auto-commit transaction (``session.run``), and a transient failure is reported, never
-    repeated behind the caller's back. kgdb's own retry loop (GraphStore) is off here.
+    Retries: statements that are safe to repeat (reads and idempotent writes) run in managed
+    transactions, which the driver retries on transient failures for up to
+    ``max_transaction_retry_time``, except a lone read, which runs as an auto-commit
+    transaction (one round trip fewer: no COMMIT) retried by :meth:`_read` the same way;
+    every other write runs once, as an auto-commit transaction (``session.run``), and a
+    transient failure is reported, never repeated behind the caller's back. kgdb's own retry
+    loop (GraphStore) is off here.
     """
 
     dialect: Neo4jDialect
@@ -172,6 +175,9 @@ class Neo4jStore(GraphStore):
             attempts += 1
             return [_result(tx.run(s.text, p)) for s, p in zip(statements, params, strict=True)]
 
+        if not writes and len(statements) == 1:
+            with self._translated_errors(True):
+                return [self._read(statements[0], params[0], timeout)]
         mode = neo4j.WRITE_ACCESS if writes else neo4j.READ_ACCESS
         with (self._translated_errors(retry_safe),
               self._driver.session(database=self.database, default_access_mode=mode) as s):
@@ -188,6 +194,31 @@ class Neo4jStore(GraphStore):
                 results = work(tx)
                 tx.commit()
                 return results
+
+    def _read(self, statement: Statement, params: dict[str, Any], timeout: float) -> Result:
+        """One read statement as an auto-commit transaction, one round trip (a managed one
+        adds the COMMIT's), retried here as the driver would: a read is safe to repeat, on a
+        retryable failure, with backoff, for up to ``RETRY_TIME_S``."""
+        neo4j = self._neo4j
+        from neo4j import exceptions as nx
+
+        deadline, delay, attempts = time.monotonic() + self.RETRY_TIME_S, 0.05, 0
+        while True:
+            attempts += 1
+            try:
+                with self._driver.session(database=self.database,
+                                          default_access_mode=neo4j.READ_ACCESS) as s:
+                    query = neo4j.Query(statement.text, timeout=timeout,
+                                        metadata=self.tx_metadata)
+                    result = _result(s.run(query, params))
+                if attempts > 1:
+                    result.stats["attempts"] = attempts
+                return result
+            except (nx.TransientError, nx.ServiceUnavailable, nx.SessionExpired) as exc:
+                if not exc.is_retryable() or time.monotonic() + delay > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 1.0)
 
     @contextlib.contextmanager
     def _translated_errors(self, retried: bool) -> Iterator[None]:

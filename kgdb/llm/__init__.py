@@ -1,5 +1,5 @@
 """LLM access, only through the OpenAI-compatible API (OpenAI, vLLM, Ollama...)."""
 
-from kgdb.llm.client import ChatClient, LlmSettings, OutputParseError
+from kgdb.llm.client import ChatClient, LlmSettings, LlmUsage, OutputParseError
 
-__all__ = ["ChatClient", "LlmSettings", "OutputParseError"]
+__all__ = ["ChatClient", "LlmSettings", "LlmUsage", "OutputParseError"]

@@ -11,10 +11,12 @@ says what failed without the endpoint, its credentials or the upstream body.
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import re
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from kgdb.errors import ConfigError, LlmError
@@ -68,15 +70,55 @@ class ChatReply:
     this answer; its backoff honours ``Retry-After``."""
 
 
+@dataclass
+class LlmUsage:
+    """What the LLM requests of one piece of work cost (an answer, a retrieval): requests
+    sent, tokens in (prompt) and out (completion) as the server's ``usage`` reported them,
+    and the HTTP retries the ``openai`` package made."""
+
+    requests: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    http_retries: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def sent(self) -> None:
+        with self._lock:
+            self.requests += 1
+
+    def add(self, reply: ChatReply) -> None:
+        with self._lock:
+            self.tokens_in += reply.prompt_tokens
+            self.tokens_out += reply.completion_tokens
+            self.http_retries += reply.http_retries
+
+    def to_json(self) -> dict[str, int]:
+        return {"requests": self.requests, "tokens_in": self.tokens_in,
+                "tokens_out": self.tokens_out, "http_retries": self.http_retries}
+
+    def describe(self) -> str:
+        return (f"{self.requests} request{'s' if self.requests != 1 else ''}, "
+                f"{self.tokens_in} tokens in, {self.tokens_out} out")
+
+
 class ChatClient:
     """Sends chat messages and returns the reply text, or a parsed value. One client may be
-    shared by threads (the ``openai`` client is)."""
+    shared by threads (the ``openai`` client is); :meth:`metered` gives a view of it that
+    counts one piece of work's requests and tokens (:class:`LlmUsage`)."""
 
     def __init__(self, settings: LlmSettings | None = None) -> None:
         self.settings = settings or LlmSettings.from_env()
         self._client = openai_client(self.settings)
         self.calls = 0
         self._calls_lock = threading.Lock()
+        self.usage: LlmUsage | None = None
+        """Where this view counts (None: not metered)."""
+
+    def metered(self) -> ChatClient:
+        """This client (the same connection pool) counting into a new :attr:`usage`."""
+        view = copy.copy(self)
+        view.usage = LlmUsage()
+        return view
 
     @property
     def endpoint(self) -> str:
@@ -89,16 +131,68 @@ class ChatClient:
     def chat(self, messages: list[dict[str, str]], *, temperature: float = 0.0,
              max_tokens: int | None = None) -> ChatReply:
         """Like :meth:`complete`, with the token usage and the HTTP retries of the request."""
-        import openai
-
-        with self._calls_lock:
-            self.calls += 1
-        try:
+        self._count_request()
+        with self._errors():
             raw = self._client.chat.completions.with_raw_response.create(
                 model=self.settings.model, messages=messages, temperature=temperature,
                 **({"max_tokens": max_tokens} if max_tokens else {}),
             )
             reply = raw.parse()
+        content = _content(reply)
+        if content is None or not content.strip():
+            raise LlmError(f"the LLM at {self.endpoint} returned an empty reply",
+                           "the LLM endpoint failed (an empty reply)")
+        usage = getattr(reply, "usage", None)
+        answered = ChatReply(text=_contract_text(content),
+                             prompt_tokens=_count(getattr(usage, "prompt_tokens", 0)),
+                             completion_tokens=_count(getattr(usage, "completion_tokens", 0)),
+                             http_retries=_count(getattr(raw, "retries_taken", 0)))
+        if self.usage is not None:
+            self.usage.add(answered)
+        return answered
+
+    def stream(self, messages: list[dict[str, str]], *, temperature: float = 0.0,
+               max_tokens: int | None = None) -> Iterator[str]:
+        """The reply's text in pieces as the server sends them (``stream: true``); the usage
+        the server reports in its last chunk (``stream_options.include_usage``) is counted
+        in :attr:`usage`. An empty reply is an :class:`~kgdb.errors.LlmError`."""
+        self._count_request()
+        prompt = completion = 0
+        seen = False
+        with self._errors():
+            chunks = self._client.chat.completions.create(
+                model=self.settings.model, messages=messages, temperature=temperature,
+                stream=True, stream_options={"include_usage": True},
+                **({"max_tokens": max_tokens} if max_tokens else {}))
+            for chunk in chunks:
+                usage = getattr(chunk, "usage", None)
+                if usage is not None:
+                    prompt = _count(getattr(usage, "prompt_tokens", 0))
+                    completion = _count(getattr(usage, "completion_tokens", 0))
+                piece = _delta(chunk)
+                if piece:
+                    text = _contract_text(piece)
+                    seen = seen or bool(text.strip())
+                    yield text
+        if self.usage is not None:
+            self.usage.add(ChatReply("", prompt, completion))
+        if not seen:
+            raise LlmError(f"the LLM at {self.endpoint} returned an empty reply",
+                           "the LLM endpoint failed (an empty reply)")
+
+    def _count_request(self) -> None:
+        with self._calls_lock:
+            self.calls += 1
+        if self.usage is not None:
+            self.usage.sent()
+
+    @contextlib.contextmanager
+    def _errors(self) -> Iterator[None]:
+        """The ``openai`` package's failures, and replies of any shape, as LlmErrors."""
+        import openai
+
+        try:
+            yield
         except openai.APITimeoutError:
             raise LlmError(f"the LLM at {self.endpoint} did not answer within "
                            f"{self.settings.timeout_s:g} s",
@@ -121,15 +215,6 @@ class ChatClient:
             raise LlmError(f"the LLM at {self.endpoint} sent a reply that is no chat "
                            f"completion: {_short(repr(exc))}",
                            "the LLM endpoint failed (a malformed reply)") from None
-        content = _content(reply)
-        if content is None or not content.strip():
-            raise LlmError(f"the LLM at {self.endpoint} returned an empty reply",
-                           "the LLM endpoint failed (an empty reply)")
-        usage = getattr(reply, "usage", None)
-        return ChatReply(text=_contract_text(content),
-                         prompt_tokens=_count(getattr(usage, "prompt_tokens", 0)),
-                         completion_tokens=_count(getattr(usage, "completion_tokens", 0)),
-                         http_retries=_count(getattr(raw, "retries_taken", 0)))
 
     def complete_parsed(self, messages: list[dict[str, str]], parse: Callable[[str], T], *,
                         attempts: int = 3, what: str = "reply",
@@ -159,6 +244,15 @@ class ChatClient:
                 ]
         raise LlmError(f"the model's {what} could not be parsed after {attempts} attempts: "
                        f"{last_error}", f"the LLM's {what} could not be used")
+
+
+def _delta(chunk: Any) -> str | None:
+    """A streamed chunk's text, whatever its shape (None when it has none)."""
+    try:
+        content = chunk.choices[0].delta.content
+    except (AttributeError, IndexError, TypeError, KeyError):
+        return None
+    return content if isinstance(content, str) else None
 
 
 def _content(reply: Any) -> str | None:

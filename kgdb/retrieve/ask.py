@@ -8,15 +8,19 @@ an LLM is the solver's to say, and a missing LLM is a :class:`LlmRequiredError` 
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+
 from kgdb.embed.base import Embedder
 from kgdb.engine.base import GraphStore
 from kgdb.llm import ChatClient
+from kgdb.measure import elapsed_ms
 from kgdb.retrieve.evidence import Evidence
 from kgdb.retrieve.registry import solver_named
-from kgdb.retrieve.solver import Answer, AskError, LlmRequiredError, SolverOptions
+from kgdb.retrieve.solver import Answer, AskError, LlmRequiredError, Solver, SolverOptions
 
-__all__ = ["Answer", "AskError", "LlmRequiredError", "ask", "llm_needed", "require_llm",
-           "retrieve"]
+__all__ = ["Answer", "AskError", "LlmRequiredError", "ask", "ask_stream", "llm_needed",
+           "require_llm", "retrieve"]
 
 
 def llm_needed(options: SolverOptions, *, answer: bool) -> str | None:
@@ -43,7 +47,12 @@ def retrieve(store: GraphStore, embedder: Embedder, question: str, options: Solv
     given, where it helps (KG-CQR's filter and context)."""
     _check_question(question)
     require_llm(options, llm, answer=False)
-    return solver_named(options.solver).retrieve(store, embedder, question, options, llm)
+    metered = llm.metered() if llm is not None else None
+    evidence = solver_named(options.solver).retrieve(store, embedder, question, options,
+                                                     metered)
+    if metered is not None and metered.usage is not None:
+        evidence.usage = metered.usage
+    return evidence
 
 
 def ask(store: GraphStore, embedder: Embedder, llm: ChatClient | None, question: str,
@@ -52,7 +61,54 @@ def ask(store: GraphStore, embedder: Embedder, llm: ChatClient | None, question:
     _check_question(question)
     require_llm(options, llm, answer=True)
     assert llm is not None
-    return solver_named(options.solver).ask(store, embedder, llm, question, options)
+    metered = llm.metered()
+    answer = solver_named(options.solver).ask(store, embedder, metered, question, options)
+    if metered.usage is not None:
+        answer.evidence.usage = metered.usage
+    return answer
+
+
+AskEvent = tuple[str, "Evidence | str | Answer"]
+"""``("evidence", Evidence)`` first, then ``("token", text)`` per piece of the answer, then
+``("answer", Answer)`` (its evidence carries the LLM usage and the ``answer`` timing)."""
+
+
+def ask_stream(store: GraphStore, embedder: Embedder, llm: ChatClient | None, question: str,
+               options: SolverOptions) -> Iterator[AskEvent]:
+    """:func:`ask` as events: the evidence as soon as it is found, the answer's text as the
+    LLM writes it (whole, for a solver whose answer is more than one plain reply)."""
+    _check_question(question)
+    require_llm(options, llm, answer=True)
+    assert llm is not None
+    metered = llm.metered()
+    solver = solver_named(options.solver)
+    if type(solver).ask is not Solver.ask:  # the solver answers in its own way (rounds)
+        answer = solver.ask(store, embedder, metered, question, options)
+        if metered.usage is not None:
+            answer.evidence.usage = metered.usage
+        yield "evidence", answer.evidence
+        if answer.text:
+            yield "token", answer.text
+        yield "answer", answer
+        return
+    evidence = solver.retrieve(store, embedder, question, options, metered)
+    if metered.usage is not None:
+        evidence.usage = metered.usage
+    yield "evidence", evidence
+    start = time.perf_counter()
+    messages = solver.answer_messages(evidence, options)
+    if messages is None:
+        answer = solver.answer(metered, evidence, options)
+        if answer.text:
+            yield "token", answer.text
+    else:
+        pieces = []
+        for piece in metered.stream(messages):
+            pieces.append(piece)
+            yield "token", piece
+        answer = Answer(evidence, "".join(pieces).strip())
+    evidence.timings_ms["answer"] = elapsed_ms(start)
+    yield "answer", answer
 
 
 def _check_question(question: str) -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from kgdb.link.names import verbalise
+from kgdb.llm.client import LlmUsage
 from kgdb.measure import Timings
 from kgdb.statement import Statement, shown_params, statement_lines
 
@@ -153,6 +154,8 @@ class Evidence:
     context), the others search the graph."""
     detail: dict[str, Json] = field(default_factory=dict)
     """Solver-specific, JSON-ready: SimGRAG's pattern, KG-CQR's context, ..."""
+    usage: LlmUsage = field(default_factory=LlmUsage)
+    """The LLM requests and tokens of this retrieval (and of its answer, when asked)."""
 
     @property
     def retrieval_ms(self) -> float:
@@ -198,6 +201,7 @@ class Evidence:
             out["statements"] = [{"cypher": s.text, "params": shown_params(s.params)}
                                  for s in self.statements]
         out["timings_ms"] = {k: round(v, 3) for k, v in self.timings_ms.items()}
+        out["llm"] = dict(self.usage.to_json())
         return out
 
     def render(self, *, cypher: bool = True, max_params: int = 2000,
@@ -221,6 +225,8 @@ class Evidence:
             lines += statement_lines(self.statements, max_params=max_params)
         if self.timings_ms:
             lines.append("time: " + ", ".join(f"{k} {v:.1f} ms" for k, v in self.timings_ms.items()))
+        if self.usage.requests:
+            lines.append(f"LLM: {self.usage.describe()}")
         return lines
 
 

@@ -16,7 +16,13 @@ from kgdb.llm import ChatClient
 from kgdb.measure import Timings
 from kgdb.retrieve.evidence import Evidence, Fact, Group
 from kgdb.retrieve.simgrag import Distinctness, EngineName, Retrieval, search
-from kgdb.retrieve.simgrag_llm import Dataset, generate_answer, load_examples, query_to_pattern
+from kgdb.retrieve.simgrag_llm import (
+    Dataset,
+    answer_messages,
+    generate_answer,
+    load_examples,
+    query_to_pattern,
+)
 from kgdb.retrieve.solver import Answer, LlmRequiredError, Solver, SolverOptions
 
 Triple = tuple[str, str, str]
@@ -82,21 +88,33 @@ class PatternSolver(Solver[PatternOptions]):
         return evidence_of(question, self.name, result, timings)
 
     def answer(self, llm: ChatClient, evidence: Evidence, options: PatternOptions) -> Answer:
-        graphs = [[(f.head, f.relation, f.tail) for f in facts]
-                  for facts in evidence.group_facts()]
-        generated = generate_answer(llm, evidence.question, graphs,
+        generated = generate_answer(llm, evidence.question, _graphs(evidence),
                                     load_examples(options.examples), verify=options.verify)
         return Answer(evidence, generated.text, generated.verdict)
 
+    def answer_messages(self, evidence: Evidence, options: PatternOptions
+                        ) -> list[dict[str, str]] | None:
+        if options.verify:  # a verdict is parsed from the reply: it arrives whole
+            return None
+        return answer_messages(evidence.question, _graphs(evidence),
+                               load_examples(options.examples))
+
+
+def _graphs(evidence: Evidence) -> list[list[tuple[str, str, str]]]:
+    return [[(f.head, f.relation, f.tail) for f in facts] for facts in evidence.group_facts()]
+
 
 def evidence_of(question: str, solver: str, result: Retrieval, timings: Timings) -> Evidence:
-    """A SimGRAG retrieval as evidence: one group per subgraph (its GSD, the pattern
-    variables' entities), its facts with names and ids."""
+    """A SimGRAG retrieval as evidence: one group per subgraph (its GSD, the entity each
+    pattern node matched, the node named as the pattern wrote it: ``UNKNOWN director 1``),
+    its facts with names and ids."""
     evidence = Evidence(question, solver, score_kind="gsd", statements=result.statements,
                         timings_ms=timings)
+    written = {n.var: n.display for n in result.pattern.nodes}
     for rank, sub in enumerate(result.subgraphs, 1):
         evidence.groups.append(Group(rank, "subgraph", sub.gsd, tuple(
-            zip(sub.pattern_vars, sub.node_ids, sub.node_names, strict=True))))
+            (written.get(v, v), i, n)
+            for v, i, n in zip(sub.pattern_vars, sub.node_ids, sub.node_names, strict=True))))
         evidence.facts += [Fact(sub.name_of(h), r, sub.name_of(t), h, t, score=sub.gsd,
                                 group=rank) for h, r, t in sub.triples]
     evidence.detail.update({"pattern": [list(t) for t in pattern_triples(result.pattern)],

@@ -330,11 +330,17 @@ class Answer:
     verdict: bool | None = None
 
 
+def answer_messages(question: str, subgraphs: Sequence[VerbalGraph], examples: Examples, *,
+                    verify: bool = False) -> list[dict[str, str]]:
+    """The chat messages of the generation step (:func:`generate_answer`)."""
+    return [{"role": "user", "content": answer_prompt(question, subgraphs, examples,
+                                                      verify=verify)}]
+
+
 def generate_answer(client: ChatClient, question: str, subgraphs: Sequence[VerbalGraph],
                     examples: Examples, *, verify: bool = False, attempts: int = 3) -> Answer:
     """The paper's verbalised-subgraph generation; with ``verify`` a True/False verdict."""
-    messages = [{"role": "user", "content": answer_prompt(question, subgraphs, examples,
-                                                          verify=verify)}]
+    messages = answer_messages(question, subgraphs, examples, verify=verify)
     if not verify:
         return Answer(client.complete(messages).strip())
 

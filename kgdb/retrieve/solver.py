@@ -108,6 +108,13 @@ class Solver(abc.ABC, Generic[OptionsT]):
         """The LLM's answer from ``evidence``."""
         return Answer(evidence, answer_from(llm, evidence.question, evidence.knowledge()))
 
+    def answer_messages(self, evidence: Evidence, options: OptionsT
+                        ) -> list[dict[str, str]] | None:
+        """The chat messages whose reply, as it is, is the answer (streamed by ``kgdb ask``
+        and ``POST /ask`` with ``stream``); None when the answer is more than one plain reply
+        (a verdict to parse, a logical form's rounds): it then arrives whole."""
+        return answer_messages(evidence.question, evidence.knowledge())
+
     def ask(self, store: GraphStore, embedder: Embedder, llm: ChatClient, question: str,
             options: OptionsT) -> Answer:
         evidence = self.retrieve(store, embedder, question, options, llm)
@@ -148,9 +155,14 @@ Question: {question}
 Answer:"""
 
 
+def answer_messages(question: str, knowledge: Sequence[str]) -> list[dict[str, str]]:
+    """The chat messages asking for the answer to ``question`` from the ``knowledge`` lines."""
+    prompt = ANSWER_PROMPT.format(knowledge="\n".join(knowledge) or "(nothing was retrieved)",
+                                  question=question.strip())
+    return [{"role": "user", "content": prompt}]
+
+
 def answer_from(client: ChatClient, question: str, knowledge: Sequence[str]) -> str:
     """The model's answer to ``question`` from the ``knowledge`` lines (KG-Retriever's and
     KG-CQR's generation step: the retrieved knowledge combined with the original question)."""
-    prompt = ANSWER_PROMPT.format(knowledge="\n".join(knowledge) or "(nothing was retrieved)",
-                                  question=question.strip())
-    return client.complete([{"role": "user", "content": prompt}]).strip()
+    return client.complete(answer_messages(question, knowledge)).strip()

@@ -12,18 +12,21 @@ server's statement timeout and transaction metadata naming kgdb and the endpoint
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
+import json
 import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from importlib.metadata import version
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.exceptions import HTTPException
@@ -31,13 +34,14 @@ from starlette.exceptions import HTTPException
 from kgdb import errors
 from kgdb.engine.base import GraphStore
 from kgdb.retrieve.evidence import Evidence
+from kgdb.retrieve.export import HTML_CSP, MEDIA_TYPES, export
 from kgdb.retrieve.registry import AnyOptions, parse_options
 from kgdb.retrieve.solver import Answer
 from kgdb.serve.embedding import remaining
 from kgdb.serve.errors import ServiceError, new_request_id, report, scrub
 from kgdb.serve.operations import MAX_TEXT, Operations, ServeConfig, cap_lists
 from kgdb.serve.tenants import Tenants
-from kgdb.serve.tokens import Token, TokenFile
+from kgdb.serve.tokens import ANY_GRAPH, Token, TokenFile
 
 __all__ = ["ServeConfig", "ServiceError", "create_app"]
 
@@ -47,8 +51,16 @@ GRAPH_HEADER = "X-Kgdb-Graph"
 REQUEST_ID = "X-Request-Id"
 TRUNCATED = "X-Kgdb-Truncated"
 MAX_QUESTION = 4000
-OPEN_PATHS = ("/livez", "/readyz", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json")
-"""Paths that need no token; every other request shows a valid one before its body is read."""
+OPEN_PATHS = ("/livez", "/readyz", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json",
+              "/", "/ui/app.js", "/ui/app.css")
+"""Paths that need no token; every other request shows a valid one before its body is read.
+The web page (``/`` and its two files) holds no data: it asks for a token in the browser."""
+UI = Path(__file__).parent / "ui"
+UI_FILES = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8"}
+PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+            "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+"""The web page's Content-Security-Policy: its own script and style files only (no inline
+script or style, no other origin), requests to this service only."""
 
 
 # ---------------------------------------------------------------------- request and response
@@ -72,6 +84,27 @@ class AskRequest(Body):
     question: str = Field(..., min_length=1, max_length=MAX_QUESTION)
     options: AnyOptions = Field(default_factory=lambda: parse_options(None), description=(
         "the solver (``solver``, default pattern) and its options"))
+
+
+class AskStreamRequest(AskRequest):
+    stream: bool = Field(False, description=(
+        "answer as server-sent events (text/event-stream): ``evidence`` (the evidence's "
+        "JSON), then ``token`` events ({text}) as the LLM writes the answer, then ``done`` "
+        "({answer, verdict, llm: {requests, tokens_in, tokens_out}, timings_ms}); a failure "
+        "after the evidence is an ``error`` event ({error: {status, message, request_id}})"))
+
+
+class ExploreRequest(Body):
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(..., min_length=1, max_length=4096, description="an entity's id")
+    limit: int = Field(50, ge=1, le=1000, description=(
+        "neighbours at most (and at most --max-rows); ``capped`` says there were more"))
+
+
+class MentionsRequest(Body):
+    model_config = ConfigDict(extra="forbid")
+    chunks: list[Annotated[str, Field(max_length=4096)]] = Field(..., max_length=1000,
+                                                                  description="chunk ids")
 
 
 class LfRequest(Body):
@@ -169,9 +202,26 @@ def writer(request: Request, _credentials: Credentials = None,
         yield call
 
 
+def signed(request: Request, _credentials: Credentials = None) -> Token:
+    """The request's token, for requests that read no graph."""
+    config: ServeConfig = request.app.state.config
+    return _token(config.tokens, request.headers.get("authorization"))
+
+
+Signed = Annotated[Token, Depends(signed)]
 Reader = Annotated[Call, Depends(reader)]
 Writer = Annotated[Call, Depends(writer)]
 Format = Annotated[Literal["json", "csv"], Query(description="json, or csv for the rows")]
+EvidenceFormat = Annotated[Literal["json", "csv", "mermaid", "graphml", "html"], Query(
+    description="json; csv for the evidence rows; mermaid (a flowchart), graphml or html (one "
+                "self-contained page with the drawing, no script) for the evidence graph")]
+STREAM_RESPONSE: dict[int | str, dict[str, Any]] = {200: {"description": (
+    "The answer as JSON; with ``stream: true`` as server-sent events: ``event: evidence``, "
+    "then ``event: token`` per piece of the answer, then ``event: done`` with the answer, "
+    "the LLM's requests and tokens and the timings (``event: error`` if it fails after the "
+    "evidence)."),
+    "content": {"application/json": {}, "text/event-stream": {"schema": {
+        "type": "string", "description": "event: evidence|token|done|error, data: JSON"}}}}}
 
 
 class Guard:
@@ -321,19 +371,75 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
             return JSONResponse({"status": "ready"})
         return JSONResponse({"status": "loading"}, 503)
 
+    @app.get("/", include_in_schema=False)
+    def page() -> Response:
+        """The web page: ask, watch the answer stream, explore the evidence graph."""
+        return Response((UI / "index.html").read_bytes(), media_type="text/html; charset=utf-8",
+                        headers=_page_headers())
+
+    @app.get("/ui/{name}", include_in_schema=False)
+    def asset(name: str) -> Response:
+        if name not in UI_FILES:
+            raise ServiceError(404, "no such file")
+        return Response((UI / name).read_bytes(), media_type=UI_FILES[name],
+                        headers=_page_headers())
+
+    @app.get("/graphs", tags=["service"])
+    def graphs(token: Signed, request: Request) -> dict[str, Any]:
+        """The graphs (FalkorDB) or databases (Neo4j) this token may read: those it names,
+        or for a token of every graph (``*``) the engine's (no graph header needed)."""
+        if ANY_GRAPH in token.graphs:
+            with authorise(request, False, tenants.default) as call:
+                names = ops.graphs(call.store, token, tenants.default)
+        else:
+            names = sorted(token.graphs)
+        return {"graphs": names, "token": token.name,
+                "default": tenants.default if token.may_use(tenants.default) else None,
+                "writes": config.allow_writes and "write" in token.scopes}
+
+    @app.get("/solvers", tags=["questions"])
+    def solvers(_token: Signed) -> dict[str, Any]:
+        """Every solver: its summary, whether it needs an LLM to retrieve, its options' JSON
+        schema (the web page's form is generated from it)."""
+        return {"solvers": ops.solvers()}
+
+    @app.post("/explore", tags=["questions"])
+    def explore(body: ExploreRequest, call: Reader) -> dict[str, Any]:
+        """An entity's labels and properties (never vectors) and at most ``limit`` of its
+        neighbours, read-only; ``capped: true`` when it has more."""
+        return ops.explore(call.store, body.id, body.limit)
+
+    @app.post("/mentions", tags=["questions"])
+    def mentions(body: MentionsRequest, call: Reader) -> dict[str, Any]:
+        """The entities each chunk mentions (the mutual index), read-only: the web page
+        highlights them in the passages."""
+        return ops.mentions(call.store, body.chunks)
+
     @app.get("/health", tags=["service"])
     def health(call: Reader) -> dict[str, Any]:
         """The engine, versions, the tenant's indexes and the installed procedures."""
         return ops.health(call.store, call.graph)
 
-    @app.post("/ask", tags=["questions"])
-    def ask(body: AskRequest, call: Reader, format: Format = "json") -> Any:
-        """Answer a question with a solver: the answer, its evidence, the Cypher, timings."""
+    @app.post("/ask", tags=["questions"], responses=STREAM_RESPONSE)
+    def ask(body: AskStreamRequest, call: Reader, request: Request,
+            format: EvidenceFormat = "json") -> Any:
+        """Answer a question with a solver: the answer, its evidence, the Cypher, timings and
+        the LLM's requests and tokens; ``stream: true`` sends them as server-sent events."""
+        if body.stream:
+            if format != "json":
+                raise ServiceError(400, "a streamed answer is JSON events: ask for format "
+                                        f"{format} without stream")
+            events = ops.ask_stream(call.store, body.question, body.options)
+            evidence = next(events)  # found now, with the tenant's store; failures are HTTP
+            return StreamingResponse(
+                _events(evidence, events, config.max_rows, _request_id(request)),
+                media_type="text/event-stream",
+                headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
         answer = ops.ask(call.store, body.question, body.options)
         return _answer_response(answer, config.max_rows, format)
 
     @app.post("/retrieve", tags=["questions"])
-    def retrieve(body: AskRequest, call: Reader, format: Format = "json") -> Any:
+    def retrieve(body: AskRequest, call: Reader, format: EvidenceFormat = "json") -> Any:
         """The evidence a solver finds, without an LLM answer (SimGRAG needs a pattern or an
         LLM for it)."""
         evidence = ops.retrieve(call.store, body.question, body.options)
@@ -418,6 +524,11 @@ def _relayed(request: Request, rows: Callable[[], list[dict[str, Any]]]
         return [{"error": f"{message} (status {status}, request {rid})"}]
 
 
+def _page_headers() -> dict[str, str]:
+    return {"Content-Security-Policy": PAGE_CSP, "X-Content-Type-Options": "nosniff",
+            "Referrer-Policy": "no-referrer", "Cache-Control": "no-cache"}
+
+
 def _token(tokens: TokenFile, header: str | None) -> Token:
     if not header:
         raise ServiceError(401, "a bearer token is required (Authorization: Bearer <token>)")
@@ -431,8 +542,53 @@ def _token(tokens: TokenFile, header: str | None) -> Token:
 
 
 def _answer_response(answer: Answer | Evidence, max_rows: int, format: str) -> Any:
+    if format in ("mermaid", "graphml", "html"):
+        return _exported(answer, max_rows, format)
     payload: dict[str, Any] = answer.to_json()
     return _rows_response(payload, "evidence", max_rows, format)
+
+
+def _exported(answer: Answer | Evidence, max_rows: int, format: str) -> Response:
+    """The evidence drawn for other tools, its facts and passages cut to ``max_rows`` (the
+    ``X-Kgdb-Truncated`` header says so); HTML is served with a policy that runs no script."""
+    evidence = answer.evidence if isinstance(answer, Answer) else answer
+    cut = {name: getattr(evidence, name)[:max_rows]
+           for name in ("facts", "groups", "passages", "documents", "statements")}
+    truncated = any(len(getattr(evidence, k)) > len(v) for k, v in cut.items())
+    cut_evidence = dataclasses.replace(evidence, **cut)
+    shown: Answer | Evidence = dataclasses.replace(answer, evidence=cut_evidence) \
+        if isinstance(answer, Answer) else cut_evidence
+    headers = {TRUNCATED: "true" if truncated else "false", "X-Content-Type-Options": "nosniff"}
+    if format == "html":
+        headers["Content-Security-Policy"] = HTML_CSP
+    return Response(export(shown, format), media_type=MEDIA_TYPES[format], headers=headers)
+
+
+def _event(kind: str, data: Any) -> bytes:
+    return f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+
+
+def _events(first: Any, rest: Iterator[Any], max_rows: int, rid: str) -> Iterator[bytes]:
+    """Server-sent events of :func:`kgdb.retrieve.ask.ask_stream`'s events (see
+    :data:`STREAM_RESPONSE`)."""
+    kind, evidence = first
+    payload = evidence.to_json()
+    if cap_lists(payload, max_rows):
+        payload["truncated"] = True
+    yield _event(kind, payload)
+    try:
+        for kind, value in rest:
+            if kind == "token":
+                yield _event("token", {"text": value})
+            elif kind == "answer":
+                yield _event("done", {"answer": value.text, "verdict": value.verdict,
+                                      "llm": value.evidence.usage.to_json(),
+                                      "timings_ms": {k: round(v, 3) for k, v in
+                                                     value.evidence.timings_ms.items()}})
+    except Exception as exc:  # the status line is sent: the failure is the last event
+        status, message = report(exc, rid, "POST /ask (stream)")
+        yield _event("error", {"error": {"status": status, "message": message,
+                                         "request_id": rid}})
 
 
 def _rows_response(payload: dict[str, Any], key: str, max_rows: int, format: str) -> Any:

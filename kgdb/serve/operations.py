@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from typing import Any
@@ -14,12 +15,12 @@ from kgdb import errors
 from kgdb.config import Settings
 from kgdb.dsl.rules_ast import RuleSet
 from kgdb.engine.base import GraphStore
-from kgdb.retrieve.ask import llm_needed
+from kgdb.retrieve.ask import AskEvent, llm_needed
 from kgdb.retrieve.evidence import PASSAGE, Evidence
 from kgdb.retrieve.solver import Answer, SolverOptions
 from kgdb.serve.embedding import SharedModel, TenantEmbedder
 from kgdb.serve.errors import ServiceError
-from kgdb.serve.tokens import TokenFile
+from kgdb.serve.tokens import ANY_GRAPH, TENANT_NAME, Token, TokenFile
 
 MAX_TEXTS = 256
 """Texts at most in one embeddings request."""
@@ -117,6 +118,13 @@ class Operations:
 
         return ask(store, self.embedder(store), self.llm(), question, options)
 
+    def ask_stream(self, store: GraphStore, question: str, options: SolverOptions
+                   ) -> Iterator[AskEvent]:
+        """:meth:`ask` as events (:func:`kgdb.retrieve.ask.ask_stream`)."""
+        from kgdb.retrieve.ask import ask_stream
+
+        return ask_stream(store, self.embedder(store), self.llm(), question, options)
+
     def retrieve(self, store: GraphStore, question: str, options: SolverOptions) -> Evidence:
         from kgdb.retrieve.ask import retrieve
 
@@ -130,13 +138,71 @@ class Operations:
         evidence = "; ".join(f"{r.head} {r.relation} {r.tail}" if r.relation != PASSAGE
                              else f"[{r.head}] {r.tail[:200]}"
                              for r in answer.evidence.rows()[: self.config.max_rows])
+        usage = answer.evidence.usage
         return [{"rank": 1, "answer": answer.text, "solver": answer.evidence.solver,
-                 "evidence": evidence}]
+                 "evidence": evidence, "llm_requests": usage.requests,
+                 "tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out}]
 
     def relay_evidence(self, store: GraphStore, question: str, options: SolverOptions
                        ) -> list[dict[str, Any]]:
         evidence = self.retrieve(store, question, options)
         return [row.to_json() for row in evidence.rows()[: self.config.max_rows]]
+
+    def graphs(self, store: GraphStore, token: Token, default: str) -> list[str]:
+        """The graphs ``token`` may read: those it names, or for a token of every graph
+        (``*``) the engine's graphs (FalkorDB) or databases (Neo4j) and the default."""
+        if ANY_GRAPH not in token.graphs:
+            return sorted(token.graphs)
+        names = {default}  # every graph: the engine's
+        from kgdb.dialects.neo4j import Neo4jDialect
+
+        try:
+            if isinstance(store.dialect, Neo4jDialect):
+                rows = store.run(store.dialect.list_databases()).records()
+                names.update(str(r["name"]) for r in rows if r.get("type") != "system")
+            else:
+                names.update(getattr(store, "graphs", list)())
+        except errors.EngineError:  # a user without the privilege to list: the default only
+            pass
+        return sorted(n for n in names if TENANT_NAME.match(n))
+
+    def solvers(self) -> list[dict[str, Any]]:
+        """Each solver with its summary, whether it needs an LLM to retrieve, and its options'
+        JSON schema (the web page's form is generated from it)."""
+        from kgdb.retrieve.registry import SOLVERS
+
+        out = []
+        for solver in SOLVERS.values():
+            defaults = solver.options(solver=solver.name) if _defaults_ok(solver.options) \
+                else None
+            out.append({"name": solver.name, "summary": solver.summary,
+                        "retrieval_llm": None if defaults is None else
+                        solver.llm_needed(defaults, answer=False),
+                        "schema": solver.options.model_json_schema()})
+        return out
+
+    def explore(self, store: GraphStore, entity_id: str, limit: int) -> dict[str, Any]:
+        """The entity ``entity_id`` (labels, properties without vectors) and at most
+        ``limit`` of its neighbours; ``capped`` says there were more."""
+        from kgdb.cypher.explore import entity_node, neighbours
+
+        limit = max(1, min(limit, self.config.max_rows))
+        node = store.run(entity_node(entity_id)).single()
+        if node is None:
+            raise ServiceError(404, f"no entity with id {entity_id[:80]!r} in this graph")
+        rows = store.run(neighbours(entity_id, limit + 1)).records()
+        return {"node": _shown_node(node), "limit": limit, "capped": len(rows) > limit,
+                "neighbours": [{**_shown_node(r), "relation": r["relation"],
+                                "outgoing": bool(r["outgoing"])} for r in rows[:limit]]}
+
+    def mentions(self, store: GraphStore, chunks: list[str]) -> dict[str, Any]:
+        """The entities each chunk mentions (the names the mutual index links to it)."""
+        from kgdb.cypher.explore import chunk_mentions
+
+        rows = store.run(chunk_mentions(chunks[: self.config.max_rows],
+                                        self.config.max_rows)).records()
+        return {"mentions": {str(r["chunk"]): [str(n) for n in r["names"] or []]
+                             for r in rows}}
 
     def lf_run(self, store: GraphStore, program: str, link: bool) -> dict[str, Any]:
         """Run a logical form: its result with the outputs as ``rows``."""
@@ -248,6 +314,33 @@ class Operations:
         if len(text) > MAX_TEXT:
             raise ServiceError(400, f"the rules are longer than {MAX_TEXT} characters")
         return load_rules(text, "<request>")
+
+
+def _defaults_ok(model: Any) -> bool:
+    """Whether ``model`` has a default for every field but ``solver``."""
+    return all(not f.is_required() for n, f in model.model_fields.items() if n != "solver")
+
+
+MAX_SHOWN = 500
+"""Characters at most of one property value the web page is sent."""
+
+
+def _shown_node(row: dict[str, Any]) -> dict[str, Any]:
+    """A node for the web page: id, name, labels and its properties without vectors (an
+    embedding is hundreds of floats of nothing a reader can use) and long texts cut."""
+    properties = {}
+    for key, value in dict(row.get("properties") or {}).items():
+        if key == "embedding" or (isinstance(value, list) and len(value) >= 16 and all(
+                isinstance(v, int | float) for v in value)):
+            continue
+        if hasattr(value, "tolist"):
+            continue  # an engine's vector type
+        if isinstance(value, str) and len(value) > MAX_SHOWN:
+            value = value[:MAX_SHOWN] + "\u2026"
+        properties[str(key)] = value if isinstance(value, str | int | float | bool) or \
+            value is None else str(value)[:MAX_SHOWN]
+    return {"id": str(row["id"]), "name": str(row.get("name") or row["id"]),
+            "labels": [str(x) for x in row.get("labels") or []], "properties": properties}
 
 
 def cap_lists(payload: Any, most: int, depth: int = 0) -> bool:

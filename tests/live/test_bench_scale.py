@@ -25,10 +25,17 @@ def test_bench_scale_runs(cli_store) -> None:
     assert all(v["queries"] == 2 for v in report["retrieval_excluding_embedding"].values())
     # beside every figure: the phase split, what ran, the machine and its load
     for row in report["retrieval_excluding_embedding"].values():
-        assert {"vector_p50_ms", "match_p50_ms", "vector_p90_ms", "match_p90_ms"} <= set(row)
+        assert {"vector_p50_ms", "match_p50_ms", "glue_p50_ms", "vector_p90_ms",
+                "match_p90_ms", "glue_p90_ms"} <= set(row)
+        assert row["glue_p50_ms"] >= 0
         assert row["paths"] and all(p.startswith("vector ") for p in row["paths"])
         assert row["load_average"] is None or len(row["load_average"]) == 3
     assert report["machine"]["cpu"] and report["machine"]["cores"] >= 1
+    state = report["index_state"]
+    assert state["vector_search"] == cli_store.dialect.VECTOR_SEARCH
+    if cli_store.dialect.NATIVE:  # the exact in-memory copy the queries used, current
+        entity = next(i for i in state["indexes"] if i["index"] == "kgdb_entity_embedding_vector")
+        assert entity["state"] == "current" and entity["rows"] == report["entities"]
     if getattr(cli_store, "plugin_version", None) and cli_store.dialect.NATIVE:
         assert any("kgdb.simgrag.match" in p for row in report[
             "retrieval_excluding_embedding"].values() for p in row["paths"])

@@ -87,10 +87,13 @@ def test_bi_calls_over_bolt(relay: Any, embedder: Any, scripted_llm: Any) -> Non
     scripted_llm.push(json.dumps(PATTERN), "William Dieterle.")
     started = time.perf_counter()
     answered = _bolt(relay, "CALL custom.kgdb.ask('Who directed Kismet?') "
-                            "YIELD rank, answer, evidence RETURN rank, answer, evidence")
+                            "YIELD rank, answer, evidence, llm_requests, tokens_in, tokens_out "
+                            "RETURN rank, answer, evidence, llm_requests, tokens_in, tokens_out")
     elapsed = time.perf_counter() - started
     assert len(answered) == 1 and answered[0]["answer"] == "William Dieterle.", answered
     assert answered[0]["evidence"].startswith("Kismet directed_by William Dieterle; ")
+    assert (answered[0]["llm_requests"], answered[0]["tokens_in"],
+            answered[0]["tokens_out"]) == (2, 2, 2)  # the scripted server's usage: 1 and 1
     assert elapsed < 30
     evidence = _bolt(relay, "CALL custom.kgdb.askEvidence('Who directed Kismet?', "
                             "{pattern: [['Kismet', 'directed_by', 'UNKNOWN director 1']]})")
@@ -277,3 +280,31 @@ def test_readme_bi_examples_run_as_written(relay: Any, scripted_llm: Any) -> Non
     assert done.returncode == 0, done.stderr
     values = json.loads(done.stdout)["data"]["values"]
     assert values[0] == [1, "Kismet"]
+
+
+def test_bench_bi_times_every_bi_path(relay: Any) -> None:
+    """kgdb bench bi: the plugin's kgdb.entities, APOC's custom.kgdb.entities and the rule
+    set's ask-time both ways, each with its rows and p50/p90; and a path not installed is its
+    one-line error, not a failure of the whole benchmark."""
+    rules = str(ROOT / "dsl" / "examples" / "hypertension.rules")
+    args = ["bench", "bi", "--rules", f"hypertension={rules}", "--facts",
+            '{"SystolicPressure": 160, "DiastolicPressure": 95}', "--runs", "3", "--json"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["native"] and len(report["machine"]["load_average_at_end"]) == 3
+    for name in ("kgdb.entities", "custom.kgdb.entities", "rules hypertension: ask statement",
+                 "custom.kgdb.rules.hypertension"):
+        assert report[name]["rows"] > 0 and 0 < report[name]["p50_ms"] <= report[name]["p90_ms"]
+    assert report["kgdb.entities"]["rows"] == report["custom.kgdb.entities"]["rows"]
+    procedures.drop(relay)
+    deadline = time.monotonic() + 30  # APOC unregisters a dropped custom procedure lazily
+    while True:
+        gone = json.loads(CliRunner().invoke(cli, args).output)
+        if "error" in gone["custom.kgdb.entities"] or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    assert "custom.kgdb.entities" in gone["custom.kgdb.entities"]["error"]
+    assert gone["kgdb.entities"]["rows"] > 0
+    bad = CliRunner().invoke(cli, ["bench", "bi", "--facts", "[1]"])
+    assert bad.exit_code == 1 and "--facts must be a JSON object" in bad.output

@@ -165,6 +165,115 @@ def test_ask_retrieve_and_csv(service: Service, scripted_llm: Any) -> None:
         "rank", "head", "relation", "tail", "score", "source"}
 
 
+def _events(text: str) -> list[tuple[str, Any]]:
+    """Server-sent events as ``(event, data)``."""
+    out = []
+    for block in text.strip().split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.splitlines())
+        out.append((fields["event"], json.loads(fields["data"])))
+    return out
+
+
+def test_ask_streams_events_with_llm_usage(service: Service, scripted_llm: Any) -> None:
+    answer = "William Dieterle directed Kismet [1]."
+    scripted_llm.push({"content": json.dumps(PATTERN), "prompt_tokens": 50,
+                       "completion_tokens": 20},
+                      {"content": answer, "prompt_tokens": 70, "chunk_delay": 0.05})
+    with service.client.stream("POST", "/ask", json={"question": "Who directed Kismet?",
+                                                     "stream": True},
+                               headers={"Authorization": f"Bearer {service.tokens['reader']}",
+                                        "X-Kgdb-Graph": service.graph}) as reply:
+        assert reply.status_code == 200
+        assert reply.headers["content-type"].startswith("text/event-stream")
+        events = _events(reply.read().decode())
+    kinds = [k for k, _ in events]
+    assert kinds[0] == "evidence" and kinds[-1] == "done"
+    assert set(kinds[1:-1]) == {"token"} and len(kinds) - 2 == len(answer.split())
+    assert events[0][1]["evidence"][0]["tail"] == "William Dieterle"
+    assert "".join(d["text"] for k, d in events if k == "token") == answer
+    done = events[-1][1]
+    assert done["answer"] == answer and done["verdict"] is None
+    assert done["llm"] == {"requests": 2, "tokens_in": 120,
+                           "tokens_out": 20 + len(answer.split()), "http_retries": 0}
+    assert {"embed", "pattern", "answer"} <= set(done["timings_ms"])
+    # the whole answer reports the same usage; the relay's row too
+    scripted_llm.push({"content": json.dumps(PATTERN), "prompt_tokens": 50,
+                       "completion_tokens": 20}, {"content": answer, "prompt_tokens": 70,
+                                                  "completion_tokens": 9})
+    whole = service.call("POST", "/ask", json={"question": "Who directed Kismet?"}).json()
+    assert whole["llm"] == {"requests": 2, "tokens_in": 120, "tokens_out": 29,
+                            "http_retries": 0}
+    scripted_llm.push(json.dumps(PATTERN), answer)
+    row = service.call("POST", "/relay/ask", json={"question": "Who directed Kismet?"}).json()
+    assert row[0]["answer"] == answer and (row[0]["llm_requests"], row[0]["tokens_in"],
+                                           row[0]["tokens_out"]) == (2, 2, 2)
+    # an LLM failing after the evidence is the last event, in the service's words
+    scripted_llm.push(json.dumps(PATTERN), {"status": 400, "content": "secret upstream"})
+    failed = _events(service.call("POST", "/ask", json={"question": "Who directed Kismet?",
+                                                        "stream": True}).text)
+    assert [k for k, _ in failed] == ["evidence", "error"]
+    assert "secret upstream" not in json.dumps(failed[-1][1])
+    assert failed[-1][1]["error"]["status"] == 502
+    refused = service.call("POST", "/ask?format=html", json={"question": "q", "stream": True})
+    assert refused.status_code == 400
+    schema = service.app.openapi()["paths"]["/ask"]["post"]
+    assert "text/event-stream" in schema["responses"]["200"]["content"]
+
+
+def test_evidence_exports_from_the_service(service: Service) -> None:
+    import xml.etree.ElementTree as ET
+
+    body = {"question": "Who directed Kismet?",
+            "options": {"pattern": PATTERN["triples"], "k": 2}}
+    graphml = service.call("POST", "/retrieve?format=graphml", json=body)
+    assert graphml.status_code == 200 and graphml.headers["content-type"].startswith(
+        "application/graphml+xml")
+    root = ET.fromstring(graphml.content)
+    ns = "{http://graphml.graphdrawing.org/xmlns}"
+    assert {"Kismet", "William Dieterle"} <= {
+        d.text for d in root.iter(f"{ns}data") if d.get("key") == "name"}
+    mermaid = service.call("POST", "/retrieve?format=mermaid", json=body)
+    assert mermaid.text.startswith("flowchart LR") and '"William Dieterle (UNKNOWN ' \
+        'director 1)"' in mermaid.text
+    page = service.call("POST", "/retrieve?format=html", json=body)
+    assert page.headers["content-type"].startswith("text/html")
+    assert "script-src" not in page.headers["content-security-policy"]
+    assert page.headers["content-security-policy"].startswith("default-src 'none'")
+    assert "<svg" in page.text and "William Dieterle" in page.text
+    assert page.headers["x-kgdb-truncated"] == "false"
+    bad = service.call("POST", "/retrieve?format=pdf", json=body)
+    assert bad.status_code == 422 and "format" in bad.json()["error"]["message"]
+
+
+def test_page_endpoints_explore_graphs_and_solvers(service: Service) -> None:
+    page = service.call("GET", "/", token=None)
+    assert page.status_code == 200 and "<script src=\"/ui/app.js\"" in page.text
+    assert "script-src 'self'" in page.headers["content-security-policy"]
+    assert service.call("GET", "/ui/app.js", token=None).headers["content-type"].startswith(
+        "text/javascript")
+    assert service.call("GET", "/ui/tokens.json", token=None).status_code == 401
+    assert service.call("GET", "/ui/..%2Ftokens.py").status_code == 404
+    listed = service.call("GET", "/graphs", headers={"X-Kgdb-Graph": "elsewhere"}).json()
+    assert listed["graphs"] == [service.graph] and listed["writes"] is False
+    solvers = service.call("GET", "/solvers").json()["solvers"]
+    pattern = next(s for s in solvers if s["name"] == "pattern")
+    assert pattern["schema"]["properties"]["k"]["maximum"] == 1000
+    assert next(s for s in solvers if s["name"] == "vector")["retrieval_llm"] is None
+    explored = service.call("POST", "/explore", json={"id": "Kismet", "limit": 2}).json()
+    assert explored["node"]["name"] == "Kismet" and "embedding" not in explored["node"][
+        "properties"]
+    assert explored["capped"] is True and len(explored["neighbours"]) == 2  # 3 facts
+    every = service.call("POST", "/explore", json={"id": "Kismet", "limit": 10}).json()
+    assert not every["capped"] and {(n["relation"], n["name"], n["outgoing"])
+                                    for n in every["neighbours"]} == {
+        ("directed_by", "William Dieterle", True), ("starred_actors", "Marlene Dietrich", True),
+        ("release_year", "1944", True)}
+    missing = service.call("POST", "/explore", json={"id": "Nobody"})
+    assert missing.status_code == 404 and "no entity with id 'Nobody'" in missing.text
+    assert service.call("POST", "/mentions", json={"chunks": ["none#0"]}).json() == {
+        "mentions": {}}
+
+
 def test_logical_form_rules_and_embeddings(service: Service, embedder: Any) -> None:
     program = ("Step1: who directed Kismet\n"
                "Action1: Retrieval(s=s1:Entity[Kismet], p=p1:directed_by, o=o1)\nOutput(o1)")

@@ -38,23 +38,31 @@ async def _session(env: dict[str, str], *extra: str) -> tuple[list[Any], list[An
             await client.call_tool("run_logical_form", {"program": (
                 "Step1: x\nAction1: Retrieval(s=s1:Entity[Kismet], p=p1:directed_by, o=o1)\n"
                 "Output(o1)")}),
+            await client.call_tool("ask", {"question": "Who directed Kismet?",
+                                           "options": {"pattern": PATTERN["triples"]}}),
         ]
         return tools, calls
 
 
-def test_mcp_tools_over_stdio(falkordb_store: Any, embedder: Any, tmp_path: Path) -> None:
+def test_mcp_tools_over_stdio(falkordb_store: Any, embedder: Any, tmp_path: Path,
+                              scripted_llm: Any) -> None:
     _load(falkordb_store, embedder, FILMS, tmp_path, "films")
+    scripted_llm.push({"content": "William Dieterle directed Kismet.", "prompt_tokens": 90,
+                       "completion_tokens": 6})
     env = {**os.environ, "KGDB_GRAPH": falkordb_store.graph_name}
     env.pop("KGDB_URI", None)
     tools, calls = asyncio.run(_session(env))
     names = {t.name for t in tools}
     assert names == {"health", "retrieve", "ask", "run_logical_form", "evaluate_rules"}
     assert all(t.annotations.read_only_hint for t in tools)
-    judged, retrieved, bad, run = calls
+    judged, retrieved, bad, run, asked = calls
     assert [c["name"] for c in json.loads(judged.content[0].text)["conclusions"]] == [
         "Grade 2 Hypertension", "Hypertension"]
     assert json.loads(retrieved.content[0].text)["evidence"][0]["tail"] == "William Dieterle"
     assert bad.is_error and "solver" in bad.content[0].text
     assert [r["value"] for r in json.loads(run.content[0].text)["rows"]] == ["William Dieterle"]
+    answer = json.loads(asked.content[0].text)
+    assert answer["answer"] == "William Dieterle directed Kismet."
+    assert answer["llm"] == {"requests": 1, "tokens_in": 90, "tokens_out": 6, "http_retries": 0}
     writable, _ = asyncio.run(_session(env, "--allow-writes"))
     assert "apply_rules" in {t.name for t in writable}

@@ -9,6 +9,8 @@ import time
 import pytest
 
 from kgdb.cli import main
+from kgdb.statement import Statement
+from tests.conftest import engine_env
 from tests.live.test_simgrag_retrieval import _movie_graph
 from tests.support.simgrag_graph import build_graph
 
@@ -220,3 +222,83 @@ def test_real_process_prints_one_line_and_exits_1(scripted_llm):
     assert proc.stderr.strip().splitlines() == [
         "kgdb: error: the model's pattern graph could not be parsed after 3 attempts: no "
         '{"divided": [...], "triples": [...]} object found in the reply']
+
+
+def test_ask_streams_the_answer_and_reports_llm_usage(graph, scripted_llm, kgdb):
+    scripted_llm.push({"content": PATTERN_REPLY, "prompt_tokens": 120, "completion_tokens": 30},
+                      {"content": ANSWER_REPLY, "prompt_tokens": 200})
+    result = kgdb("ask", "who is the director of Tokyo Godfathers")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(ANSWER_REPLY + "\n")
+    assert scripted_llm.requests[1]["stream"] is True  # the answer was streamed
+    words = len(ANSWER_REPLY.split())
+    assert f"LLM: 2 requests, 320 tokens in, {30 + words} out" in result.output
+    scripted_llm.push({"content": PATTERN_REPLY, "prompt_tokens": 120, "completion_tokens": 30},
+                      {"content": ANSWER_REPLY, "prompt_tokens": 200, "completion_tokens": 9})
+    data = json.loads(kgdb("ask", "who is the director of Tokyo Godfathers", "--json").output)
+    assert data["llm"] == {"requests": 2, "tokens_in": 320, "tokens_out": 39, "http_retries": 0}
+    assert "stream" not in scripted_llm.requests[-1]
+
+
+def test_retrieve_exports_every_format(graph, kgdb):
+    import xml.etree.ElementTree as ET
+
+    question = ["retrieve", "who directed Tokyo Godfathers",
+                "--pattern", "Tokyo Godfathers|directed_by|UNKNOWN director 1", "--k", "2"]
+    graphml = kgdb(*question, "--format", "graphml")
+    assert graphml.exit_code == 0, graphml.err
+    root = ET.fromstring(graphml.output.encode())
+    ns = "{http://graphml.graphdrawing.org/xmlns}"
+    names = {d.text for d in root.iter(f"{ns}data") if d.get("key") == "name"}
+    assert {"Tokyo Godfathers", "Satoshi Kon"} <= names
+    mermaid = kgdb(*question, "--format", "mermaid").output
+    assert mermaid.startswith("flowchart LR\n") and '"Satoshi Kon (UNKNOWN director 1)"' in mermaid
+    page = kgdb(*question, "--format", "html").output
+    assert page.startswith("<!DOCTYPE html>") and "<svg" in page and "<script" not in page
+    assert "Satoshi Kon" in page and "GSD" not in page.split("<body>")[0]
+    as_json = json.loads(kgdb(*question, "--format", "json").output)
+    assert as_json["facts"][0]["tail"] == "Satoshi Kon" and as_json["llm"]["requests"] == 0
+    both = kgdb(*question, "--json", "--format", "html")
+    assert both.exit_code == 2 and "--json and --format html disagree" in both.err
+
+
+def test_bench_retrieve_side_by_side(falkordb_store, neo4j_store, embedder, tmp_path,
+                                     monkeypatch, kgdb):
+    """The same graph on both engines: one run, question by question, every engine's phase
+    split, the same GSDs everywhere, which path each took, the machine and index states."""
+    for store in (falkordb_store, neo4j_store):
+        build_graph(store, embedder, _movie_graph())
+    monkeypatch.setattr("kgdb.embed.default_embedder", lambda *a, **k: embedder)
+    for name, value in {**engine_env(neo4j_store), "KGDB_GRAPH": falkordb_store.graph_name}.items():
+        monkeypatch.setenv(name, value)
+    questions = tmp_path / "dev.tsv"
+    questions.write_text(QUESTIONS)
+    result = kgdb("bench", "retrieve", "--questions", str(questions), "--engines",
+                  "falkordb,neo4j,neo4j-cypher", "--json")
+    assert result.exit_code == 0, result.err
+    report = json.loads(result.output)
+    assert report["machine"]["cores"] >= 1 and len(report["machine"]["load_average_at_end"]) == 3
+    assert set(report["hops"]) == {"1-hop", "2-hop"}
+    for row in report["hops"].values():
+        n = row["questions"]
+        for name in ("falkordb", "neo4j", "neo4j-cypher"):
+            assert row[name]["gsds_equal_to_falkordb"] == f"{n}/{n}", row
+            assert row[name]["hits@3"] == 1.0
+            latency = row[name]["latency_ms"]
+            assert set(latency) == {"vector", "match", "glue", "total"}
+            assert latency["total"]["p50"] >= latency["match"]["p50"] > 0
+        assert row["neo4j"]["paths"] == ["vector kgdb.nearestNodes, match kgdb.simgrag.match"]
+        assert row["neo4j-cypher"]["paths"] == ["vector cypher, match cypher"]
+        assert row["neo4j"]["paired_ratio_total_to_falkordb_p50"] > 0
+    engines = report["engines"]
+    assert engines["falkordb"]["index_state"]["vector_search"].startswith("approximate: HNSW")
+    assert engines["neo4j-cypher"]["index_state"]["vector_search"].startswith("approximate")
+    exact = engines["neo4j"]["index_state"]
+    assert exact["vector_search"].startswith("exact")
+    entity = next(i for i in exact["indexes"] if i["index"] == "kgdb_entity_embedding_vector")
+    assert entity["state"] == "current" and entity["rows"] == falkordb_store.run(
+        Statement("MATCH (n:Entity) RETURN count(n)")).value(0)
+    text = kgdb("bench", "retrieve", "--questions", str(questions), "--engines", "neo4j,falkordb")
+    assert text.exit_code == 0 and "GSDs equal 1/1" in text.output and "load" in text.output
+    bad = kgdb("bench", "retrieve", "--questions", str(questions), "--engines", "falkordb,mysql")
+    assert bad.exit_code == 2 and "--engines: give distinct names among" in bad.err

@@ -141,3 +141,16 @@ class Tally:
 
 
 TALLY = Tally()
+
+
+MARKUP: dict[str, str] = {
+    "script tag": "<script>window.__kgdb_pwned = 1</script>",
+    "img onerror": '"><img src=x onerror="window.__kgdb_pwned = 2">',
+    "javascript url": "javascript:window.__kgdb_pwned = 3",
+    "svg onload": "<svg onload=window.__kgdb_pwned=4>",
+    "rtl override": "abc\u202edef.exe",
+    "mermaid breakout": 'x"] --> y[["z|w',
+    "xml entity": "&lt;&amp; ]]> <!-- -->",
+}
+"""Names and texts that would run or break a page, a drawing or an export if they reached it
+as markup: shown as text, never executed (``window.__kgdb_pwned`` stays unset)."""

@@ -8,6 +8,11 @@ Each scripted step is one of::
     {"raw": "any bytes"}                # a 200 whose body is exactly this (odd reply shapes)
     callable(request_json) -> step      # decide from the request
 
+A request with ``"stream": true`` gets the content as server-sent chunks, one per word (and
+``{"content": ..., "chunk_delay": 0.1}`` waits between them), then a usage chunk when
+``stream_options.include_usage`` asks for it, then ``data: [DONE]``. A step may set
+``prompt_tokens`` / ``completion_tokens`` (default 1 each; streamed: one per chunk).
+
 Steps are consumed in order; when the script runs out, ``default`` (if set) answers.
 Every request body is recorded in ``requests``. Embedding requests get deterministic vectors.
 """
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
 import threading
 import time
@@ -104,13 +110,48 @@ class ScriptedOpenAI:
                     self._send(status, {"error": {"message": step.get("content", "error"),
                                                   "type": "scripted", "code": status}})
                     return
+                if body.get("stream"):
+                    self._stream(body, step)
+                    return
+                prompt = int(step.get("prompt_tokens", 1))
+                completion = int(step.get("completion_tokens", 1))
                 self._send(200, {
                     "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0,
                     "model": body.get("model", "scripted"),
                     "choices": [{"index": 0, "finish_reason": "stop",
                                  "message": {"role": "assistant", "content": step["content"]}}],
-                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                    "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                              "total_tokens": prompt + completion},
                 })
+
+            def _stream(self, body: dict[str, Any], step: dict[str, Any]) -> None:
+                pieces = re.findall(r"\s*\S+\s*", str(step["content"])) or [""]
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                head = {"id": "chatcmpl-scripted", "object": "chat.completion.chunk",
+                        "created": 0, "model": body.get("model", "scripted")}
+                for i, piece in enumerate(pieces):
+                    if i and step.get("chunk_delay"):
+                        time.sleep(float(step["chunk_delay"]))
+                    delta = {"role": "assistant", "content": piece} if i == 0 else \
+                        {"content": piece}
+                    self._event({**head, "choices": [{"index": 0, "delta": delta,
+                                                      "finish_reason": None}]})
+                self._event({**head, "choices": [{"index": 0, "delta": {},
+                                                  "finish_reason": "stop"}]})
+                if (body.get("stream_options") or {}).get("include_usage"):
+                    prompt = int(step.get("prompt_tokens", 1))
+                    completion = int(step.get("completion_tokens", len(pieces)))
+                    self._event({**head, "choices": [], "usage": {
+                        "prompt_tokens": prompt, "completion_tokens": completion,
+                        "total_tokens": prompt + completion}})
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+
+            def _event(self, payload: dict[str, Any]) -> None:
+                self.wfile.write(b"data: " + json.dumps(payload).encode() + b"\n\n")
+                self.wfile.flush()
 
             def _send(self, status: int, payload: dict[str, Any]) -> None:
                 data = json.dumps(payload).encode()

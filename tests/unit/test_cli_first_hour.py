@@ -61,6 +61,7 @@ def test_neo4j_variables_without_a_uri_are_named(monkeypatch) -> None:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NEO4J_PASSWORD", "secret")
     assert unused_neo4j_variables(Settings.from_env()) == ["NEO4J_PASSWORD"]
+    assert unused_neo4j_variables(Settings.from_env(uri="embedded")) == []  # chosen by name
     monkeypatch.setenv("KGDB_URI", "bolt://127.0.0.1:7687")
     assert unused_neo4j_variables(Settings.from_env()) == []
 

@@ -89,3 +89,34 @@ def test_openai_embedder_through_the_endpoint(scripted_llm, tmp_path) -> None:
     assert embedder.misses == 2
     again = embedder.embed(["b"])
     assert (again[0] == first[1]).all() and embedder.misses == 2
+
+
+def test_metered_view_counts_its_own_requests_and_tokens(scripted_llm) -> None:
+    scripted_llm.push({"content": "one", "prompt_tokens": 7, "completion_tokens": 2},
+                      {"status": 429}, {"content": "two", "prompt_tokens": 5,
+                                        "completion_tokens": 3})
+    client = ChatClient()
+    metered = client.metered()
+    assert metered.complete([{"role": "user", "content": "a"}]) == "one"
+    assert metered.complete([{"role": "user", "content": "b"}]) == "two"
+    assert metered.usage is not None and metered.usage.to_json() == {
+        "requests": 2, "tokens_in": 12, "tokens_out": 5, "http_retries": 1}
+    assert client.usage is None and client.metered().usage.requests == 0  # type: ignore[union-attr]
+
+
+def test_stream_yields_pieces_and_counts_usage(scripted_llm) -> None:
+    scripted_llm.push({"content": "William Dieterle directed it.", "prompt_tokens": 40})
+    metered = ChatClient().metered()
+    pieces = list(metered.stream([{"role": "user", "content": "who?"}]))
+    assert len(pieces) == 4 and "".join(pieces) == "William Dieterle directed it."
+    assert scripted_llm.requests[-1]["stream"] is True
+    assert metered.usage is not None and metered.usage.to_json() == {
+        "requests": 1, "tokens_in": 40, "tokens_out": 4, "http_retries": 0}
+
+
+def test_stream_failures_are_llm_errors(scripted_llm) -> None:
+    scripted_llm.push({"status": 500}, {"status": 500}, {"status": 500}, {"content": "   "})
+    with pytest.raises(LlmError, match="HTTP 500"):
+        list(ChatClient().stream([{"role": "user", "content": "a"}]))
+    with pytest.raises(LlmError, match="empty reply"):
+        list(ChatClient().stream([{"role": "user", "content": "a"}]))

@@ -73,7 +73,8 @@ def _cli_options() -> dict[str, dict[str, Any]]:
     command = cli.commands["retrieve"]
     out = {}
     for param in command.params:
-        if param.name in ("question", "solver", "pattern", "show_cypher", "as_json"):
+        if param.name in ("question", "solver", "pattern", "show_cypher", "as_json",
+                          "output_format"):
             continue
         ptype = param.type
         out[param.name] = {"min": getattr(ptype, "min", None), "max": getattr(ptype, "max", None),

@@ -6,11 +6,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.neo4j.graphdb.Entity;
+import org.neo4j.graphdb.GraphDatabaseService;
 import org.neo4j.graphdb.Node;
+import org.neo4j.graphdb.NotFoundException;
 import org.neo4j.graphdb.Relationship;
 import org.neo4j.graphdb.Result;
 import org.neo4j.graphdb.Transaction;
 import org.neo4j.graphdb.schema.IndexDefinition;
+import org.neo4j.graphdb.schema.IndexSetting;
 import org.neo4j.graphdb.schema.IndexType;
 import org.neo4j.procedure.Context;
 import org.neo4j.procedure.Description;
@@ -32,6 +35,9 @@ public class Nearest {
 
     @Context
     public Transaction tx;
+
+    @Context
+    public GraphDatabaseService db;
 
     public static class NodeHit {
         public Node node;
@@ -106,6 +112,48 @@ public class Nearest {
         return out.stream();
     }
 
+    public static class IndexState {
+        public String index;
+        public String label;
+        public String property;
+        public String state;
+        public long rows;
+        public double buildMs;
+        public double lastScreenMs;
+        public double lastExactMs;
+        public long lastRecomputed;
+    }
+
+    @Procedure(name = "kgdb.vectorIndexes", mode = Mode.READ)
+    @Description("kgdb.vectorIndexes() - each node vector index and the state of kgdb's exact "
+            + "in-memory copy of it: current, stale (rebuilt by the next search), none (never "
+            + "searched) or too large (searches use the index and re-rank exactly).")
+    public Stream<IndexState> vectorIndexes() {
+        List<IndexState> out = new ArrayList<>();
+        for (IndexDefinition definition : tx.schema().getIndexes()) {
+            if (definition.getIndexType() != IndexType.VECTOR || definition.isRelationshipIndex()) continue;
+            IndexState row = new IndexState();
+            row.index = definition.getName();
+            row.label = definition.getLabels().iterator().next().name();
+            row.property = definition.getPropertyKeys().iterator().next();
+            VectorMatrix m = VectorMatrix.cached(db, row.index);
+            if (m == null) {
+                row.state = "none";
+            } else {
+                row.state = m.unusable != null ? "too large: " + m.unusable
+                        : VectorMatrix.current(db, m) ? "current" : "stale";
+                row.rows = m.rows;
+                row.buildMs = m.buildMs;
+                row.lastScreenMs = m.lastScreenMs;
+                row.lastExactMs = m.lastExactMs;
+                row.lastRecomputed = m.lastRecomputed;
+            }
+            out.add(row);
+        }
+        out.sort(Comparator.comparing((IndexState r) -> r.index));
+        return out.stream();
+    }
+
     private <T extends Entity> List<Hit<T>> search(String proc, String index, Object vector, Long k,
                                                    boolean relationships, Class<T> kind) {
         if (index == null) throw new IllegalArgumentException(proc + ": index is null");
@@ -114,7 +162,12 @@ public class Nearest {
                     + ", not " + k);
         }
         double[] query = Vectors.of(vector, proc + ": vector");
-        String prop = vectorProperty(proc, index, relationships);
+        IndexDefinition definition = vectorIndex(proc, index, relationships);
+        String prop = definition.getPropertyKeys().iterator().next();
+        if (!relationships) {
+            List<Hit<T>> exact = exactNodes(proc, definition, prop, query, k, kind);
+            if (exact != null) return exact;
+        }
         long beam = Math.max(k * 4, BEAM_MIN);
         String call = relationships
                 ? "CALL db.index.vector.queryRelationships($index, $beam, $vector) YIELD relationship AS e RETURN e"
@@ -136,7 +189,36 @@ public class Nearest {
         return hits.subList(0, end);
     }
 
-    private String vectorProperty(String proc, String index, boolean relationships) {
+    /**
+     * The exact k nearest nodes from the in-memory matrix ({@link VectorMatrix}), or null where
+     * it cannot be used (the caller asks the index). Exact distances come from the store.
+     */
+    @SuppressWarnings("deprecation")
+    private <T extends Entity> List<Hit<T>> exactNodes(String proc, IndexDefinition definition,
+                                                       String prop, double[] query, long k,
+                                                       Class<T> kind) {
+        Object dims = definition.getIndexConfiguration().get(IndexSetting.vector_Dimensions());
+        if (!(dims instanceof Number d) || d.intValue() != query.length) return null;
+        String label = definition.getLabels().iterator().next().name();
+        VectorMatrix matrix = VectorMatrix.of(db, tx, definition.getName(), label, prop, query.length);
+        if (matrix == null) return null;
+        List<Hit<T>> hits = new ArrayList<>();
+        try {
+            for (VectorMatrix.Hit hit : matrix.nearest(query, (int) k, id -> {
+                Object stored = tx.getNodeById(id).getProperty(prop, null);
+                double[] values = Vectors.of(stored, proc + ": stored " + prop);
+                Vectors.sameSize(values, query, proc);
+                return Vectors.l2(values, query);
+            })) {
+                hits.add(new Hit<>(kind.cast(tx.getNodeById(hit.nodeId())), hit.distance()));
+            }
+        } catch (NotFoundException | IllegalArgumentException e) {
+            return null;  // a node deleted or changed by a commit racing this search: the index
+        }
+        return hits;
+    }
+
+    private IndexDefinition vectorIndex(String proc, String index, boolean relationships) {
         IndexDefinition definition;
         try {
             definition = tx.schema().getIndexByName(index);
@@ -148,6 +230,6 @@ public class Nearest {
             throw new IllegalArgumentException(proc + ": " + index + " is not a vector index of "
                     + (relationships ? "relationships" : "nodes"));
         }
-        return definition.getPropertyKeys().iterator().next();
+        return definition;
     }
 }

@@ -149,6 +149,63 @@ class PluginTest {
         }
     }
 
+    /** The exact in-memory matrix (VectorMatrix): over several blocks, with duplicate
+     * vectors (ties), equal to brute force; and current after every kind of write. */
+    @Test
+    void nearestNodesFromTheMatrixStayExactAcrossWrites() {
+        Random random = new Random(11);
+        List<Map<String, Object>> nodes = new ArrayList<>();
+        List<Double> twin = null;
+        for (int i = 0; i < 2500; i++) {
+            List<Double> v = new ArrayList<>();
+            for (int d = 0; d < DIM; d++) v.add(random.nextGaussian());
+            if (i % 500 == 0) twin = v;
+            nodes.add(Map.of("id", String.format("p%04d", i), "embedding", i % 500 == 1 ? twin : v));
+        }
+        db.executeTransactionally("CREATE VECTOR INDEX probe_vec IF NOT EXISTS FOR (n:Probe) ON (n.embedding) "
+                + "OPTIONS {indexConfig: {`vector.dimensions`: 8, `vector.similarity_function`: 'euclidean'}}");
+        db.executeTransactionally("UNWIND $nodes AS n CREATE (e:Probe) SET e = n", Map.of("nodes", nodes));
+        db.executeTransactionally("CALL db.awaitIndexes(300)");
+        String call = "CALL kgdb.nearestNodes('probe_vec', $q, $k) YIELD node, distance "
+                + "RETURN node.id AS id, distance ORDER BY distance, id LIMIT $k";
+        for (int trial = 0; trial < 40; trial++) {
+            List<Double> q = new ArrayList<>();
+            for (int d = 0; d < DIM; d++) q.add(random.nextGaussian() * (trial % 2 == 0 ? 1 : 0.01));
+            if (trial % 5 == 0) q = (List<Double>) nodes.get(500 * (trial % 5)).get("embedding");
+            assertNearestIsBruteForce(call, q, 1 + trial % 20);
+        }
+        Map<String, Object> state = rows("CALL kgdb.vectorIndexes() YIELD index, state, rows "
+                + "WHERE index = 'probe_vec' RETURN state, rows", Map.of()).get(0);
+        assertEquals("current", state.get("state"));
+        assertEquals(2500L, state.get("rows"));
+        // an update, a deletion, a new node and a removed label: each seen by the next search
+        List<Double> q = List.of(9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0);
+        db.executeTransactionally("MATCH (n:Probe {id: 'p0007'}) SET n.embedding = $q", Map.of("q", q));
+        assertEquals("p0007", rows(call, Map.of("q", q, "k", 1)).get(0).get("id"));
+        db.executeTransactionally("MATCH (n:Probe {id: 'p0007'}) DETACH DELETE n");
+        db.executeTransactionally("CREATE (:Probe {id: 'p9999', embedding: $q})", Map.of("q", q));
+        assertEquals("p9999", rows(call, Map.of("q", q, "k", 1)).get(0).get("id"));
+        db.executeTransactionally("MATCH (n:Probe {id: 'p9999'}) REMOVE n:Probe");
+        assertNearestIsBruteForce(call, q, 5);
+        db.executeTransactionally("DROP INDEX probe_vec");
+    }
+
+    @SuppressWarnings("unchecked")
+    private static void assertNearestIsBruteForce(String call, List<Double> q, int k) {
+        double[] qv = Vectors.of(q, "q");
+        List<Map.Entry<String, Double>> brute = new ArrayList<>();
+        for (Map<String, Object> row : rows("MATCH (n:Probe) RETURN n.id AS id, n.embedding AS v", Map.of())) {
+            brute.add(Map.entry((String) row.get("id"), Vectors.l2(Vectors.of(row.get("v"), "v"), qv)));
+        }
+        brute.sort(Map.Entry.<String, Double>comparingByValue().thenComparing(Map.Entry.comparingByKey()));
+        List<Map<String, Object>> got = rows(call, Map.of("q", q, "k", k));
+        assertEquals(k, got.size());
+        for (int i = 0; i < k; i++) {
+            assertEquals(brute.get(i).getKey(), got.get(i).get("id"));
+            assertEquals(brute.get(i).getValue(), (double) got.get(i).get("distance"));
+        }
+    }
+
     @Test
     void nearestNodesRejectsHostileArguments() {
         Map<String, Object> q = Map.of("q", List.of(1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0));
