@@ -108,18 +108,23 @@ def triples_summary(report: TripleIndexReport) -> str:
               help="Phrases only from the text's spans, not also the graph's entity names.")
 @click.option("--no-titles", is_flag=True,
               help="Do not make a chunk's document title one of its phrases.")
+@click.option("--title-weight", default=20.0, show_default=True,
+              type=click.FloatRange(0.0, 1000.0, min_open=True),
+              help="Weight of the edges between a document's title phrase and its chunks "
+                   "(1: HippoRAG 2's uniform edges).")
 @click.option("--full", is_flag=True, help="Rebuild from scratch instead of updating.")
 @json_option
 @pass_context
 def ppr_command(ctx: Context, synonym_threshold: float, no_gazetteer: bool, no_titles: bool,
-                full: bool, as_json: bool) -> None:
+                title_weight: float, full: bool, as_json: bool) -> None:
     """Build or update the retrieval graph of `--mode ppr` (personalized PageRank): phrases
     the chunks name, sentences, synonym edges, and on FalkorDB the stored projection. A
     re-run extracts only new chunks and removes what deleted ones left."""
     from kgdb.documents.ppr_graph import GraphOptions, build_graph
 
     report = build_graph(ctx.store, ctx.embedder,
-                         GraphOptions(synonym_threshold, not no_gazetteer, not no_titles),
+                         GraphOptions(synonym_threshold, not no_gazetteer, not no_titles,
+                                      title_weight),
                          full=full)
     if as_json:
         emit_json(report.to_json())

@@ -378,6 +378,20 @@ def entity_level_triples(d: Dialect, documents: Sequence[tuple[str, float]],
         f"ORDER BY score DESC, h, type, t\nLIMIT {p.add('limit', int(limit))}", p.values)
 
 
+def chunks_scored(d: Dialect, ids: Sequence[str], question: Sequence[float],
+                  context: Sequence[float]) -> Statement:
+    """Rows ``id, document, text, question, context`` of the chunks among ``ids``: their
+    text and exact cosine similarities to the ``question`` and ``context`` vectors."""
+    p = Params()
+    return Statement(
+        f"WITH {d.vector_value(p.add('question', [float(x) for x in question]))} AS qv, "
+        f"{d.vector_value(p.add('context', [float(x) for x in context]))} AS cv\n"
+        f"MATCH (c:{CHUNK}) WHERE c.id IN {p.add('ids', list(ids))}\n"
+        "RETURN c.id AS id, c.document AS document, c.text AS text, "
+        f"{d.cosine_similarity('c.embedding', 'qv')} AS question, "
+        f"{d.cosine_similarity('c.embedding', 'cv')} AS context ORDER BY id", p.values)
+
+
 def chunks_by_id(ids: Sequence[str]) -> Statement:
     """Rows ``id, document, text`` of the chunks among ``ids``."""
     p = Params()

@@ -3,7 +3,9 @@ over it (kgdb/retrieve/pagerank.py).
 
 The graph it writes::
 
-    (:Phrase {id, name, embedding})-[:phrase_in]->(:Chunk)    a named thing a chunk contains
+    (:Phrase {id, name, embedding})-[:phrase_in {title}]->(:Chunk)
+                                  a named thing a chunk contains (title: the chunk's
+                                  document's title)
     (:Chunk)-[:has_sentence]->(:Sentence {id, chunk, text, embedding})-[:names]->(:Phrase)
     (:Phrase)-[:synonym {score}]->(:Phrase)        names whose embeddings are close (a < b)
     (:KgdbMeta {key: 'ppr', ...})                  options and, on FalkorDB, the projection:
@@ -15,6 +17,7 @@ that id, so a fresh build and an incremental one embed the same text).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -77,13 +80,16 @@ def create_phrases(d: Dialect, rows: Sequence[Mapping[str, Any]]) -> Statement:
         p.values, write=True, idempotent=True)
 
 
-def link_phrases(pairs: Sequence[tuple[str, str]]) -> Statement:
-    """``pairs``: (phrase id, chunk id): ``(phrase)-[:phrase_in]->(chunk)``."""
+def link_phrases(links: Sequence[tuple[str, str, bool]]) -> Statement:
+    """``links``: (phrase id, chunk id, whether the phrase is the chunk's document title):
+    ``(phrase)-[:phrase_in {title}]->(chunk)``."""
     p = Params()
+    rows = [{"p": a, "c": b, "t": bool(t)} for a, b, t in links]
     return Statement(
-        f"UNWIND {p.add('rows', [{'p': a, 'c': b} for a, b in pairs])} AS row\n"
+        f"UNWIND {p.add('rows', rows)} AS row\n"
         f"MATCH (p:{PHRASE} {{id: row.p}})\nMATCH (c:{CHUNK} {{id: row.c}})\n"
-        f"MERGE (p)-[:{PHRASE_IN}]->(c)", p.values, write=True, idempotent=True)
+        f"MERGE (p)-[r:{PHRASE_IN}]->(c)\nSET r.title = row.t", p.values, write=True,
+        idempotent=True)
 
 
 def create_sentences(d: Dialect, rows: Sequence[Mapping[str, Any]]) -> Statement:
@@ -121,11 +127,13 @@ def merge_synonyms(pairs: Sequence[tuple[str, str, float]]) -> Statement:
 
 
 def layer_edges() -> Statement:
-    """The retrieval graph as rows ``a, b, weight`` of phrase and chunk ids (phrase_in: 1;
-    synonym: its score), in one order. What a fresh build is compared with."""
+    """The retrieval graph as rows ``a, b, weight`` of phrase and chunk ids (phrase_in: 2
+    when the phrase is the chunk's title, else 1; synonym: its score). What a fresh build
+    is compared with."""
     return Statement(
-        f"MATCH (p:{PHRASE})-[:{PHRASE_IN}]->(c:{CHUNK})\n"
-        "RETURN p.id AS a, c.id AS b, 1.0 AS weight\nUNION ALL\n"
+        f"MATCH (p:{PHRASE})-[r:{PHRASE_IN}]->(c:{CHUNK})\n"
+        "RETURN p.id AS a, c.id AS b, CASE WHEN r.title THEN 2.0 ELSE 1.0 END AS weight\n"
+        "UNION ALL\n"
         f"MATCH (p:{PHRASE})-[r:{SYNONYM}]->(q:{PHRASE})\n"
         "RETURN p.id AS a, q.id AS b, r.score AS weight")
 
@@ -157,42 +165,64 @@ def write_meta(options: str, built: float) -> Statement:
 
 # ------------------------------------------------------------------ projections
 
-def _projection_edges() -> str:
-    return (f"MATCH (a:{PHRASE})-[:{PHRASE_IN}]->(b:{CHUNK})\n"
-            "RETURN a, b, 1.0 AS w, 'LINK' AS t\nUNION ALL\n"
+def _projection_edges(p: Params, title_weight: float) -> str:
+    """The directed, weighted edges PageRank walks (kgdb/documents/ppr_graph.py: "Edge
+    weights"): rows ``a, b, w, t``."""
+    tw = p.add("title_weight", float(title_weight))
+    return (f"MATCH (a:{PHRASE})-[e:{PHRASE_IN}]->(b:{CHUNK})\n"
+            f"OPTIONAL MATCH (a)-[f:{PHRASE_IN} {{title: true}}]->(:{CHUNK})\n"
+            "WITH a, b, coalesce(e.title, false) AS own, count(f) > 0 AS named\n"
+            f"UNWIND [[a, b, CASE WHEN own THEN {tw} ELSE 1.0 END], "
+            f"[b, a, CASE WHEN named AND NOT own THEN {tw} ELSE 1.0 END]] AS x\n"
+            "RETURN x[0] AS a, x[1] AS b, x[2] AS w, 'LINK' AS t\nUNION ALL\n"
             f"MATCH (a:{PHRASE})-[r:{SYNONYM}]->(b:{PHRASE})\n"
-            "RETURN a, b, r.score AS w, 'LINK' AS t")
+            "UNWIND [[a, b], [b, a]] AS x\n"
+            "RETURN x[0] AS a, x[1] AS b, r.score AS w, 'LINK' AS t")
 
 
-def projection_edges() -> Statement:
-    """The retrieval graph's edges by internal node id: rows ``a, b, w`` (``chunk`` null);
-    and every chunk and phrase as a row ``a = null, b = its id, chunk``."""
-    return Statement(f"CALL {{\n{_projection_edges()}\n}}\n"
+def projection_edges(title_weight: float) -> Statement:
+    """The retrieval graph's directed edges by internal node id: rows ``a, b, w`` (``chunk``
+    null); and every chunk and phrase as a row ``a = null, b = its id, chunk``."""
+    p = Params()
+    return Statement(f"CALL {{\n{_projection_edges(p, title_weight)}\n}}\n"
                      "RETURN id(a) AS a, id(b) AS b, w, null AS chunk\nUNION ALL\n"
                      f"MATCH (c) WHERE c:{CHUNK} OR c:{PHRASE}\n"
-                     f"RETURN null AS a, id(c) AS b, null AS w, c:{CHUNK} AS chunk")
+                     f"RETURN null AS a, id(c) AS b, null AS w, c:{CHUNK} AS chunk", p.values)
 
 
 def store_projection(nodes: Sequence[int], offsets: Sequence[int], adj: Sequence[int],
                      prob: Sequence[float], chunks: Sequence[int]) -> Statement:
-    """FalkorDB: keep the graph as CSR arrays (kgdb/documents/ppr_graph.py: csr) on the meta
-    node, what ``kgdb.ppr`` reads per question, with the chunks' internal ids."""
+    """Keep the graph as CSR arrays (kgdb/documents/ppr_graph.py: csr) on the meta node, what
+    ``kgdb.ppr`` reads per question (FalkorDB's UDF; Neo4j's plugin procedure, which keeps
+    them in memory while ``projection``, a fresh id per write, is the same), with the
+    chunks' internal ids."""
     p = Params()
     return Statement(
         f"MATCH (m:{META_LABEL} {{key: {p.add('key', META_KEY)}}})\n"
         f"SET m.nodes = {p.add('nodes', list(nodes))}, "
         f"m.offsets = {p.add('offsets', list(offsets))}, m.adj = {p.add('adj', list(adj))}, "
         f"m.prob = {p.add('prob', list(prob))}, m.chunks = {p.add('chunks', list(chunks))}, "
-        f"m.edges = {p.add('edges', len(adj) // 2)}", p.values, write=True, idempotent=True)
+        f"m.edges = {p.add('edges', len(adj) // 2)}, "
+        f"m.projection = {p.add('projection', uuid.uuid4().hex)}", p.values, write=True,
+        idempotent=True)
 
 
 # ------------------------------------------------------------------ personalized PageRank
 
+def _boost(p: Params, boost: Mapping[int, float]) -> tuple[str, str]:
+    return (p.add("boost_nodes", [int(n) for n in boost]),
+            p.add("boost_values", [float(v) for v in boost.values()]))
+
+
 def udf_ppr(nodes: Sequence[int], offsets: Sequence[int], adj: Sequence[int],
             prob: Sequence[float], seeds: Mapping[int, float], *, damping: float,
-            epsilon: float, k: int, targets: Sequence[int] | None = None) -> Statement:
-    """FalkorDB: ``kgdb.ppr`` over the given CSR graph. Rows ``node, score``."""
+            epsilon: float, k: int, targets: Sequence[int] | None = None,
+            boost: Mapping[int, float] | None = None) -> Statement:
+    """FalkorDB: ``kgdb.ppr`` over the given CSR graph. Rows ``node, score, pagerank``
+    (``score``: the PageRank, or with a ``boost`` (node -> value) the PageRank divided by
+    the best target's plus the node's boost)."""
     p = Params()
+    bn, bv = _boost(p, boost or {})
     return Statement(
         f"UNWIND kgdb.ppr({p.add('nodes', list(nodes))}, {p.add('offsets', list(offsets))}, "
         f"{p.add('adj', list(adj))}, {p.add('prob', [float(x) for x in prob])}, "
@@ -200,78 +230,140 @@ def udf_ppr(nodes: Sequence[int], offsets: Sequence[int], adj: Sequence[int],
         f"{p.add('seed_weights', [float(w) for w in seeds.values()])}, "
         f"{p.add('damping', float(damping))}, {p.add('epsilon', float(epsilon))}, "
         f"{p.add('targets', None if targets is None else list(targets))}, "
-        f"{p.add('k', int(k))}) AS row\n"
-        "RETURN row.node AS node, row.score AS score", p.values)
+        f"{p.add('k', int(k))}, {bn}, {bv}) AS row\n"
+        "RETURN row.node AS node, row.score AS score, row.pagerank AS pagerank", p.values)
 
 
 def udf_ppr_chunks(seeds: Mapping[int, float], *, damping: float, epsilon: float,
-                   k: int) -> Statement:
-    """FalkorDB: ``kgdb.ppr`` over the stored projection from ``seeds`` (internal ids ->
-    weight): the ``k`` best chunks, rows ``chunk, document, node, score``."""
+                   k: int, boost: Mapping[int, float] | None = None) -> Statement:
+    """FalkorDB: ``kgdb.pprStored`` over the stored projection from ``seeds`` (internal ids
+    -> weight): the ``k`` best chunks (``boost`` as in :func:`udf_ppr`), rows ``chunk,
+    document, text, node, score, pagerank``. The projection's arrays are read only when the
+    UDF's JavaScript context does not keep them yet (``kgdb.pprKnown``). (The chunk is found
+    through ``WITH ... AS node``: matched on ``row.node`` directly, FalkorDB 4.16 scans every
+    chunk per row.)"""
     p = Params()
+    bn, bv = _boost(p, boost or {})
+    arrays = ", ".join(f"CASE WHEN known THEN null ELSE m.{a} END"
+                       for a in ("nodes", "offsets", "adj", "prob", "chunks"))
     return Statement(
         f"MATCH (m:{META_LABEL} {{key: {p.add('key', META_KEY)}}})\n"
-        f"UNWIND kgdb.ppr(m.nodes, m.offsets, m.adj, m.prob, {p.add('seeds', list(seeds))}, "
+        "WITH m, kgdb.pprKnown(m.projection) AS known\n"
+        f"UNWIND kgdb.pprStored(m.projection, {arrays}, {p.add('seeds', list(seeds))}, "
         f"{p.add('seed_weights', [float(w) for w in seeds.values()])}, "
-        f"{p.add('damping', float(damping))}, {p.add('epsilon', float(epsilon))}, m.chunks, "
-        f"{p.add('k', int(k))}) AS row\n"
-        f"MATCH (c:{CHUNK}) WHERE id(c) = row.node\n"
-        "RETURN c.id AS chunk, c.document AS document, c.text AS text, row.node AS node, "
-        "row.score AS score\n"
-        "ORDER BY score DESC, chunk ASC", p.values)
+        f"{p.add('damping', float(damping))}, {p.add('epsilon', float(epsilon))}, "
+        f"{p.add('k', int(k))}, {bn}, {bv}) AS row\n"
+        "WITH row.node AS node, row.score AS score, row.pagerank AS pagerank\n"
+        f"MATCH (c:{CHUNK}) WHERE id(c) = node\n"
+        "RETURN c.id AS chunk, c.document AS document, c.text AS text, node, score, "
+        "pagerank\nORDER BY score DESC, chunk ASC", p.values)
+
+
+def native_ppr_chunks(d: Dialect, seeds: Mapping[int, float], *, damping: float,
+                      epsilon: float, k: int, boost: Mapping[int, float] | None = None
+                      ) -> Statement:
+    """The dialect's native procedure (Neo4j with kgdb's plugin: ``kgdb.ppr``,
+    neo4j-plugin/.../Ppr.java) over the stored projection: the same rows as
+    :func:`udf_ppr_chunks`."""
+    if d.PPR is None:
+        raise ValueError(f"{d.NAME} has no native personalized PageRank")
+    p = Params()
+    bn, bv = _boost(p, boost or {})
+    return Statement(
+        f"CALL {d.PPR}({p.add('seeds', [int(n) for n in seeds])}, "
+        f"{p.add('seed_weights', [float(w) for w in seeds.values()])}, "
+        f"{p.add('damping', float(damping))}, {p.add('epsilon', float(epsilon))}, "
+        f"{p.add('k', int(k))}, {bn}, {bv})\n"
+        "YIELD node AS c, score, pagerank\n"
+        "RETURN c.id AS chunk, c.document AS document, c.text AS text, id(c) AS node, score, "
+        "pagerank\nORDER BY score DESC, chunk ASC", p.values)
 
 
 # ------------------------------------------------------------------ seeds
 
-def nearest_passages(d: Dialect, vector: Sequence[float], k: int) -> Statement:
-    """The ``k`` chunks nearest ``vector``: rows ``node, chunk, document, distance`` (L2;
-    unit vectors: cos = 1 - d^2 / 2)."""
+SEED_COLUMNS = "kind, node, id, chunks, distance, text, phrases, via"
+SEED_BEAM = 16
+"""The vector searches of :func:`seeds` ask the index for at least this many nodes before
+keeping the nearest k: FalkorDB's HNSW searches as wide as it is asked (k times its
+over-fetch). On an index that had lost every sentence three times (rebuilds), the 3 nearest
+sentences asked as 3 missed a true top-3 sentence for all 100 MuSiQue questions, asked as
+16 for 12 of them (a full rebuild now also rebuilds the index: kgdb/documents/ppr_graph.py)."""
+
+
+def seeds(d: Dialect, vector: Sequence[float], *, named: Sequence[str], sentences: int,
+          names: int, passages: int, bridges: bool) -> Statement | None:
+    """Every seed of a question in one statement (None: nothing asked). Rows ``kind, node,
+    id, chunks, distance, text, phrases, via`` (distances are L2: unit vectors, cos = 1 -
+    d^2 / 2; ``chunks``: how many chunks contain a phrase):
+
+    * ``question``: the phrases among ``named`` (node, id, chunks);
+    * ``sentence``: the ``sentences`` sentences nearest ``vector`` (id, distance, text,
+      phrases: each ``[internal id, id, chunks]`` of a phrase it names);
+    * ``name``: the ``names`` phrases whose name is nearest ``vector`` (node, id, chunks,
+      distance);
+    * ``passage``: the ``passages`` chunks nearest ``vector`` (node, id, distance, text: the
+      document);
+    * ``bridge`` (if ``bridges``): the chunks of other documents whose title is a phrase of
+      the nearest chunk (node, id, chunks: how many chunks contain that phrase, text: the
+      nearest chunk, via: the phrase), found by the same vector search as ``passage``."""
     p = Params()
-    call = d.vector_search_call(CHUNK, "embedding", p.add("k", int(k)),
-                                p.add("vector", list(map(float, vector))))
-    return Statement(f"{call}\nWITH node, {d.score_to_l2('score')} AS distance\n"
-                     "RETURN id(node) AS node, node.id AS chunk, node.document AS document, "
-                     "distance\nORDER BY distance ASC, chunk ASC\nLIMIT $k", p.values)
-
-
-def nearest_sentences(d: Dialect, vector: Sequence[float], k: int) -> Statement:
-    """The ``k`` sentences nearest ``vector`` with the phrases they name: rows ``sentence,
-    text, distance, phrases`` (each phrase ``[internal id, id, chunks containing it]``)."""
-    p = Params()
-    call = d.vector_search_call(SENTENCE, "embedding", p.add("k", int(k)),
-                                p.add("vector", list(map(float, vector))))
-    return Statement(
-        f"{call}\nWITH node, {d.score_to_l2('score')} AS distance\n"
-        "ORDER BY distance ASC, node.id ASC LIMIT $k\n"
-        f"OPTIONAL MATCH (node)-[:{NAMES}]->(p:{PHRASE})\n"
-        f"OPTIONAL MATCH (p)-[:{PHRASE_IN}]->(c:{CHUNK})\n"
-        "WITH node, distance, p, count(c) AS chunks\n"
-        "WITH node, distance, collect(CASE WHEN p IS NULL THEN null "
-        "ELSE [id(p), p.id, chunks] END) AS phrases\n"
-        "RETURN node.id AS sentence, node.text AS text, distance, phrases\n"
-        "ORDER BY distance ASC, sentence ASC", p.values)
-
-
-def phrases_by_id(ids: Sequence[str]) -> Statement:
-    """Rows ``node, id, chunks`` of the phrases among ``ids`` (chunks: how many contain it)."""
-    p = Params()
-    return Statement(f"MATCH (p:{PHRASE})\nWHERE p.id IN {p.add('ids', list(ids))}\n"
-                     f"OPTIONAL MATCH (p)-[:{PHRASE_IN}]->(c:{CHUNK})\n"
-                     "RETURN id(p) AS node, p.id AS id, count(c) AS chunks ORDER BY id",
-                     p.values)
-
-
-def nearest_phrases(d: Dialect, vector: Sequence[float], k: int) -> Statement:
-    """The ``k`` phrases whose name is nearest ``vector``: rows ``node, id, distance,
-    chunks``."""
-    p = Params()
-    call = d.vector_search_call(PHRASE, "embedding", p.add("k", int(k)),
-                                p.add("vector", list(map(float, vector))))
-    return Statement(f"{call}\nWITH node, {d.score_to_l2('score')} AS distance\n"
-                     "ORDER BY distance ASC, node.id ASC LIMIT $k\n"
-                     f"OPTIONAL MATCH (node)-[:{PHRASE_IN}]->(c:{CHUNK})\n"
-                     "RETURN id(node) AS node, node.id AS id, distance, count(c) AS chunks",
-                     p.values)
+    vec = p.add("vector", list(map(float, vector)))
+    parts = []
+    if named:
+        parts.append(
+            f"MATCH (p:{PHRASE})\nWHERE p.id IN {p.add('named', list(named))}\n"
+            f"OPTIONAL MATCH (p)-[:{PHRASE_IN}]->(c:{CHUNK})\n"
+            "WITH p, count(c) AS chunks\n"
+            "RETURN 'question' AS kind, id(p) AS node, p.id AS id, chunks, null AS distance, "
+            "null AS text, null AS phrases, null AS via")
+    if sentences:
+        k = p.add("sentences", int(sentences))
+        beam = p.add("sentence_beam", max(int(sentences), SEED_BEAM))
+        parts.append(
+            f"{d.vector_search_call(SENTENCE, 'embedding', beam, vec)}\n"
+            f"WITH node, {d.score_to_l2('score')} AS distance\n"
+            f"ORDER BY distance ASC, node.id ASC LIMIT {k}\n"
+            f"OPTIONAL MATCH (node)-[:{NAMES}]->(p:{PHRASE})\n"
+            f"OPTIONAL MATCH (p)-[:{PHRASE_IN}]->(c:{CHUNK})\n"
+            "WITH node, distance, p, count(c) AS chunks\n"
+            "WITH node, distance, collect(CASE WHEN p IS NULL THEN null "
+            "ELSE [id(p), p.id, chunks] END) AS phrases\n"
+            "RETURN 'sentence' AS kind, null AS node, node.id AS id, null AS chunks, distance, "
+            "node.text AS text, phrases, null AS via")
+    if names:
+        k = p.add("names", int(names))
+        beam = p.add("name_beam", max(int(names), SEED_BEAM))
+        parts.append(
+            f"{d.vector_search_call(PHRASE, 'embedding', beam, vec)}\n"
+            f"WITH node, {d.score_to_l2('score')} AS distance\n"
+            f"ORDER BY distance ASC, node.id ASC LIMIT {k}\n"
+            f"OPTIONAL MATCH (node)-[:{PHRASE_IN}]->(c:{CHUNK})\n"
+            "WITH node, distance, count(c) AS chunks\n"
+            "RETURN 'name' AS kind, id(node) AS node, node.id AS id, chunks, distance, "
+            "null AS text, null AS phrases, null AS via")
+    if passages or bridges:
+        k = p.add("passages", max(int(passages), 1))
+        beam = p.add("passage_beam", max(int(passages), SEED_BEAM))
+        nearest = (f"{d.vector_search_call(CHUNK, 'embedding', beam, vec)}\n"
+                   f"WITH node, {d.score_to_l2('score')} AS distance\n"
+                   f"ORDER BY distance ASC, node.id ASC LIMIT {k}\n")
+        if passages:
+            parts.append(
+                f"{nearest}RETURN 'passage' AS kind, id(node) AS node, node.id AS id, "
+                "null AS chunks, distance, node.document AS text, null AS phrases, null AS via")
+        if bridges:
+            parts.append(
+                f"{nearest}WITH node AS top LIMIT 1\n"
+                f"MATCH (top)<-[:{PHRASE_IN}]-(p:{PHRASE})-[e:{PHRASE_IN}]->(c:{CHUNK})\n"
+                "WHERE e.title = true AND c.document <> top.document\n"
+                f"MATCH (p)-[:{PHRASE_IN}]->(x:{CHUNK})\n"
+                "WITH top, c, p, count(x) AS chunks\n"
+                "RETURN 'bridge' AS kind, id(c) AS node, c.id AS id, chunks, null AS distance, "
+                "top.id AS text, null AS phrases, p.id AS via")
+    if not parts:
+        return None
+    body = "\nUNION ALL\n".join(parts)
+    return Statement(f"CALL {{\n{body}\n}}\nRETURN {SEED_COLUMNS}", p.values)
 
 
 def phrase_names() -> Statement:
@@ -293,35 +385,39 @@ def seed_paths(chunks: Sequence[str], seeds: Sequence[str]) -> Statement:
         "ORDER BY chunk, phrase", p.values)
 
 
-def gds_project_seeded(graph: str, seeds: Mapping[int, float]) -> Statement:
-    """Neo4j: the retrieval graph (undirected ``LINK`` relationships) plus directed ``SEED``
-    edges from the hub (the ``KgdbMeta {key: 'ppr'}`` node) to each seed, weighted by its
-    seed weight: GDS 2.13's ``sourceNodes`` takes no weights, and PageRank personalised to
-    the hub alone gives every other node d times its PageRank personalised to the weighted
-    seeds (kgdb/retrieve/ppr.py). Rows ``graph, nodes, relationships``."""
+def gds_project_seeded(graph: str, seeds: Mapping[int, float],
+                       title_weight: float) -> Statement:
+    """Neo4j: the retrieval graph (directed ``LINK`` relationships, weighted as the stored
+    projection's) plus directed ``SEED`` edges from the hub (the ``KgdbMeta {key: 'ppr'}``
+    node) to each seed, weighted by its seed weight: GDS 2.13's ``sourceNodes`` takes no
+    weights, and PageRank personalised to the hub alone gives every other node d times its
+    PageRank personalised to the weighted seeds (kgdb/retrieve/ppr.py). Rows ``graph,
+    nodes, relationships``."""
     p = Params()
     key = p.add("key", META_KEY)
     rows = p.add("seeds", [[int(n), float(w)] for n, w in seeds.items()])
     return Statement(
-        f"CALL {{\n{_projection_edges()}\nUNION ALL\n"
+        f"CALL {{\n{_projection_edges(p, title_weight)}\nUNION ALL\n"
         f"MATCH (a:{META_LABEL} {{key: {key}}})\n"
         f"UNWIND {rows} AS seed\n"
         "MATCH (b) WHERE id(b) = toInteger(seed[0])\n"
         "RETURN a, b, seed[1] AS w, 'SEED' AS t\n}\n"
         f"WITH gds.graph.project({p.add('graph', graph)}, a, b, "
-        "{relationshipType: t, relationshipProperties: {weight: w}}, "
-        "{undirectedRelationshipTypes: ['LINK']}) AS g\n"
+        "{relationshipType: t, relationshipProperties: {weight: w}}) AS g\n"
         "RETURN g.graphName AS graph, g.nodeCount AS nodes, "
         "g.relationshipCount AS relationships", p.values)
 
 
 def gds_ppr_hub(graph: str, *, damping: float, iterations: int, tolerance: float,
-                k: int) -> Statement:
+                k: int, boost: Mapping[int, float] | None = None) -> Statement:
     """Neo4j: PageRank personalised to the hub over the seeded projection: the ``k`` best
-    chunks, rows ``chunk, document, node, score`` (score divided by the damping factor: the
-    weighted-seed PageRank)."""
+    chunks, rows ``chunk, document, text, node, score, pagerank`` (pagerank: the score
+    divided by the damping factor, the weighted-seed PageRank; score: the same, or with a
+    ``boost`` (node -> value) divided by the best chunk's plus the node's boost, as
+    ``kgdb.ppr`` does)."""
     p = Params()
     dmp = p.add("damping", float(damping))
+    bst = p.add("boost", {str(int(n)): float(v) for n, v in (boost or {}).items()})
     return Statement(
         f"MATCH (z:{META_LABEL} {{key: {p.add('key', META_KEY)}}})\n"
         f"CALL gds.pageRank.stream({p.add('graph', graph)}, {{sourceNodes: [z], "
@@ -329,9 +425,17 @@ def gds_ppr_hub(graph: str, *, damping: float, iterations: int, tolerance: float
         f"tolerance: {p.add('tolerance', float(tolerance))}, "
         "relationshipWeightProperty: 'weight', concurrency: 1})\n"
         "YIELD nodeId, score\n"
-        "WITH gds.util.asNode(nodeId) AS c, nodeId, score / " + dmp + " AS score\n"
-        f"WHERE c:{CHUNK} AND score > 0\n"
-        "RETURN c.id AS chunk, c.document AS document, c.text AS text, nodeId AS node, score\n"
+        "WITH gds.util.asNode(nodeId) AS c, nodeId, score / " + dmp + " AS pagerank\n"
+        f"WHERE c:{CHUNK} AND (pagerank > 0 OR {bst}[toString(nodeId)] IS NOT NULL)\n"
+        "WITH collect({c: c, node: nodeId, pagerank: pagerank}) AS rows, "
+        "max(pagerank) AS top\n"
+        "UNWIND rows AS r\n"
+        "WITH r.c AS c, r.node AS node, r.pagerank AS pagerank, "
+        f"CASE WHEN size(keys({bst})) = 0 THEN r.pagerank ELSE "
+        f"CASE WHEN top > 0 THEN r.pagerank / top ELSE 0.0 END + "
+        f"coalesce({bst}[toString(r.node)], 0.0) END AS score\n"
+        "RETURN c.id AS chunk, c.document AS document, c.text AS text, node, score, "
+        "pagerank\n"
         f"ORDER BY score DESC, chunk ASC LIMIT {p.add('k', int(k))}", p.values)
 
 

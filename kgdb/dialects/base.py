@@ -338,6 +338,10 @@ class Dialect(abc.ABC):
     """The procedure that runs SimGRAG's top-k matching of one component in the database
     (:func:`kgdb.cypher.simgrag.match_native`), or None."""
 
+    PPR: ClassVar[str | None] = None
+    """The procedure that runs personalized PageRank over the retrieval graph's stored
+    projection (:func:`kgdb.cypher.pagerank.native_ppr_chunks`), or None."""
+
     @abc.abstractmethod
     def relationship_vector_search_call(self, rel_type: str, prop: str, k: str,
                                         vector: str) -> str:

@@ -3,10 +3,11 @@ kgdb/retrieve/ppr.py, the PageRank definition kgdb/retrieve/pagerank.py).
 
 HippoRAG 2's graph without an LLM: passage nodes (the chunks), phrase nodes (the named
 things the chunks contain: kgdb/documents/spans.py, merged with the knowledge graph's
-entities through the gazetteer, and each chunk's document title), passage-phrase edges,
-and synonym edges between phrases whose name embeddings have a cosine of at least
-``synonym_threshold`` (HippoRAG 2: 0.8; pure numbers and years get none: their embeddings
-are close to every other number's). Sentences with their embeddings stand in for
+entities through the gazetteer, and each chunk's document title), passage-phrase edges
+(``title: true`` where the phrase is the chunk's document title), and synonym edges
+between phrases whose name embeddings have a cosine of at least ``synonym_threshold``
+(HippoRAG 2: 0.8; pure numbers and years get none: their embeddings are close to every
+other number's). Sentences with their embeddings stand in for
 HippoRAG 2's LLM-extracted facts: the question's nearest sentences seed the phrases they
 name (kgdb/retrieve/ppr.py).
 
@@ -21,8 +22,16 @@ against every phrase, from the stored vectors. Other phrases' synonym edges cann
 their vectors did not. Other options than the stored ones, or ``full``, rebuild from
 scratch (a new synonym threshold recomputes only the synonyms). On FalkorDB the run ends by
 storing the projection that ``kgdb.ppr`` reads (edge arrays of internal node ids on the
-``KgdbMeta {key: 'ppr'}`` node): rebuild it after loading or deleting documents, as for the
-document layer. Neo4j projects per question (kgdb/retrieve/ppr.py says why).
+``KgdbMeta {key: 'ppr'}`` node; FalkorDB's UDF and the procedure of kgdb's Neo4j plugin):
+rebuild it after loading or deleting documents, as for the document layer. Neo4j without
+the plugin projects per question through GDS (kgdb/retrieve/ppr.py says why).
+
+**Edge weights** (the projection, both engines: kgdb/cypher/pagerank.py): a phrase leads to
+the chunks containing it with weight 1, and to the chunks of the document it is the title
+of with ``title_weight``; a chunk leads to its phrases with weight 1, and with
+``title_weight`` to a phrase that is another document's title (the bridge to that
+document); synonyms both ways with their score. HippoRAG 2's graph has no titles; on
+Wikipedia-like corpora a named thing's own article is where a walk should go on.
 """
 
 from __future__ import annotations
@@ -37,7 +46,7 @@ import numpy as np
 
 from kgdb.cypher import pagerank as cy
 from kgdb.documents.pipeline import DocumentOptions, gazetteer_for
-from kgdb.documents.spans import phrases, sentences
+from kgdb.documents.spans import phrase_id, phrases, sentences
 from kgdb.embed import Embedder
 from kgdb.engine.base import GraphStore
 from kgdb.errors import KgdbError
@@ -45,6 +54,11 @@ from kgdb.schema.apply import await_indexes, execute_ddl
 
 SYNONYM_THRESHOLD = 0.8
 """HippoRAG 2's synonym edge threshold (cosine of the phrases' name embeddings)."""
+TITLE_WEIGHT = 20.0
+"""Weight of the edges between a document's title phrase and its chunks (module docstring);
+1 gives HippoRAG 2's uniform passage-phrase edges."""
+FORMAT = 2
+"""The graph's format: 2 marks title edges (a graph of format 1 is rebuilt)."""
 BATCH = 500
 
 
@@ -59,15 +73,32 @@ class GraphOptions:
     """Phrases also from the knowledge graph's entity names (any case)."""
     titles: bool = True
     """Each chunk's document title is one of its phrases."""
+    title_weight: float = TITLE_WEIGHT
+    """The projection's weight of title edges (the module docstring)."""
 
     def check(self) -> GraphOptions:
         if not 0.0 < self.synonym_threshold <= 1.0:
             raise GraphBuildError(f"synonym threshold must be in (0, 1], not "
                                   f"{self.synonym_threshold}")
+        if not 0.0 < self.title_weight <= 1000.0:
+            raise GraphBuildError(f"title weight must be in (0, 1000], not "
+                                  f"{self.title_weight}")
         return self
 
     def extraction(self) -> dict[str, Any]:
-        return {"gazetteer": self.gazetteer, "titles": self.titles}
+        return {"gazetteer": self.gazetteer, "titles": self.titles, "format": FORMAT}
+
+
+def stored_options(store: GraphStore) -> GraphOptions | None:
+    """The options the retrieval graph was built with (None: no graph)."""
+    meta = store.run(cy.read_meta()).records()
+    return options_of(meta[0]["options"]) if meta and meta[0]["options"] else None
+
+
+def options_of(text: str) -> GraphOptions:
+    stored = json.loads(text)
+    known = {k: stored[k] for k in GraphOptions.__dataclass_fields__ if k in stored}
+    return GraphOptions(**known)
 
 
 @dataclass
@@ -100,7 +131,8 @@ def build_graph(store: GraphStore, embedder: Embedder, options: GraphOptions | N
     if full or stored is None or {k: stored.get(k) for k in options.extraction()} != \
             options.extraction():
         report.mode = "full"
-        while int(store.run(cy.delete_layer(10_000)).value(0)):
+        _drop_vector_indexes(store)  # rebuilt fresh below: an approximate index that lost
+        while int(store.run(cy.delete_layer(10_000)).value(0)):  # every node misses more
             pass
     else:
         report.mode = "incremental"
@@ -117,18 +149,22 @@ def build_graph(store: GraphStore, embedder: Embedder, options: GraphOptions | N
     report.synonyms = _synonyms(store, embedder, options.synonym_threshold,
                                 None if resynonym or report.mode == "full" else created)
     clock.lap("synonyms")
+    reweigh = stored is not None and stored.get("title_weight") != options.title_weight
     unchanged = report.mode == "incremental" and not (
-        report.chunks or report.phrases_removed or report.sentences_removed or resynonym)
+        report.chunks or report.phrases_removed or report.sentences_removed or resynonym
+        or reweigh)
     if unchanged and meta and meta[0]["edges"] is not None:
         report.mode = "unchanged"  # the stored projection is still the graph's
         return report
-    store.run(cy.write_meta(json.dumps(asdict(options), sort_keys=True), time.time()))
+    store.run(cy.write_meta(json.dumps({**asdict(options), "format": FORMAT}, sort_keys=True),
+                            time.time()))
     if store.dialect.NAME == "falkordb":
         from kgdb.procedures import falkordb as udf
 
         if not udf.status(store).get("up_to_date"):  # kgdb.ppr runs the solver's PageRank
             udf.install(store)
-        report.projection_edges = store_projection(store)
+    # FalkorDB's UDF and Neo4j's plugin procedure read it (GDS projects per question)
+    report.projection_edges = store_projection(store, options.title_weight)
     clock.lap("projection")
     if unchanged:
         report.mode = "unchanged"
@@ -143,6 +179,18 @@ class _Clock:
         now = time.perf_counter()
         self.report.seconds[name] = round(now - self.t, 3)
         self.t = now
+
+
+def _drop_vector_indexes(store: GraphStore) -> None:
+    """The phrase and sentence vector indexes, before a rebuild deletes every node they
+    hold: FalkorDB's HNSW index, after three rebuilds of MuSiQue-100's 6,722 sentences,
+    missed a true top-3 sentence for 100 of 100 questions at its usual search width (12 of
+    100 at 64), where a fresh one misses few."""
+    for info in store.indexes():
+        if info.kind == "vector" and info.entity == "node" and \
+                info.label in (cy.PHRASE, cy.SENTENCE):
+            for op in store.dialect.drop_index(info):
+                store.execute(op)
 
 
 def _ensure_indexes(store: GraphStore, embedder: Embedder) -> None:
@@ -174,19 +222,20 @@ def _extract(store: GraphStore, embedder: Embedder, options: GraphOptions,
         return []
     gazetteer = gazetteer_for(store, DocumentOptions(ignore_case=True)) \
         if options.gazetteer else None
-    links: list[tuple[str, str]] = []
+    links: list[tuple[str, str, bool]] = []
     rows: list[dict[str, Any]] = []
     for chunk in todo:
         text = str(chunk["text"] or "")
         title = [str(chunk["title"])] if options.titles and chunk["title"] else []
         found = phrases(text, gazetteer, title)
-        links += [(p, str(chunk["id"])) for p in found]
+        own = phrase_id(str(chunk["title"])) if chunk["title"] else None
+        links += [(p, str(chunk["id"]), p == own) for p in found]
         for i, sentence in enumerate(sentences(text)):
             named = [p for p in phrases(sentence, gazetteer) if p in found]
             rows.append({"id": f"{chunk['id']}~{i:03d}", "chunk": str(chunk["id"]),
                          "text": sentence, "phrases": named})
     report.chunks = len(todo)
-    wanted = list(dict.fromkeys(p for p, _ in links))
+    wanted = list(dict.fromkeys(p for p, _, _ in links))
     existing: set[str] = set()
     for part in _batches(wanted, 5000):
         existing |= {str(r["id"]) for r in store.run(cy.existing_phrases(part)).records()}
@@ -241,13 +290,14 @@ def _synonyms(store: GraphStore, embedder: Embedder, threshold: float,
     return len(items)
 
 
-def store_projection(store: GraphStore) -> int:
-    """FalkorDB: write the CSR projection ``kgdb.ppr`` reads; returns its edge count."""
-    rows = store.run(cy.projection_edges()).records()
+def store_projection(store: GraphStore, title_weight: float = TITLE_WEIGHT) -> int:
+    """FalkorDB: write the CSR projection ``kgdb.ppr`` reads; returns its edge count (each
+    direction of an edge counts)."""
+    rows = store.run(cy.projection_edges(title_weight)).records()
     edges = [(int(r["a"]), int(r["b"]), float(r["w"])) for r in rows if r["a"] is not None]
     alone = [r for r in rows if r["a"] is None]
     chunks = sorted(int(r["b"]) for r in alone if r["chunk"])
-    nodes, offsets, adj, prob = csr(edges, nodes=[int(r["b"]) for r in alone])
+    nodes, offsets, adj, prob = csr(edges, undirected=False, nodes=[int(r["b"]) for r in alone])
     store.run(cy.store_projection(nodes, offsets, adj, prob, chunks))
     return len(edges)
 

@@ -5,7 +5,7 @@
 // Every function mirrors a Python/Cypher computation of kgdb and is proved equal to it by
 // tests/live/test_udf.py.
 
-const KGDB_UDF_VERSION = "kgdb-udf/2";
+const KGDB_UDF_VERSION = "kgdb-udf/3";
 const MAX_ITEMS = 50000;
 const MAX_CHARS = 1000000;
 // Bounds on one call's work, well inside FalkorDB's ~3 s limit for a UDF (measured on a
@@ -161,8 +161,11 @@ falkor.register("rrf", rrf);
 // Forward push (Andersen, Chung, Lang 2006) in first-in first-out order (rounds, like a
 // power iteration over the nodes that still hold residual): every node's residual above
 // epsilon times its degree (at least 1) is settled, (1 - d) of it kept as score and d of it
-// spread along its edges; what is left unsettled is at most that per node. Rows {node, score} of the `targets` (null: every
-// node) with a positive score, best first, ties by node ascending, at most k.
+// spread along its edges; what is left unsettled is at most that per node. Rows {node, score,
+// pagerank} of the `targets` (null: every node) with a positive score, best first, ties by
+// node ascending, at most k. `score` is the PageRank, or, when `boostNodes` is not empty,
+// the PageRank divided by the best target's plus the node's entry of `boostValues` (the
+// solver's fused ranking, kgdb/retrieve/ppr.py; boosted targets are rows even at PageRank 0).
 function findNode(nodes, id) {
   let lo = 0, hi = nodes.length - 1;
   while (lo <= hi) {
@@ -174,21 +177,42 @@ function findNode(nodes, id) {
   return -1;
 }
 
-function ppr(nodes, offsets, adj, prob, seeds, seedWeights, damping, epsilon, targets, k) {
-  checkList("nodes", nodes);
-  checkList("offsets", offsets);
-  if (!Array.isArray(adj) || !Array.isArray(prob)) throw new Error("kgdb: adj and prob must be lists");
-  checkList("seeds", seeds);
-  checkList("seedWeights", seedWeights);
-  checkK(k);
+// The graph checked once and kept as typed arrays (what kgdb.pprStored caches).
+function pprGraph(nodes, offsets, adj, prob) {
+  if (!Array.isArray(nodes) || !Array.isArray(offsets) || !Array.isArray(adj) || !Array.isArray(prob)) {
+    throw new Error("kgdb: nodes, offsets, adj and prob must be lists");
+  }
   const n = nodes.length;
   if (offsets.length !== n + 1 || offsets[0] !== 0 || offsets[n] !== adj.length || adj.length !== prob.length) {
     throw new Error("kgdb: offsets, adj and prob do not describe a graph of the nodes");
   }
+  const g = { nodes: nodes, offsets: Int32Array.from(offsets), adj: Int32Array.from(adj),
+              prob: Float64Array.from(prob), targets: null };
+  for (let e = 0; e < adj.length; e++) {
+    if (!(adj[e] >= 0 && adj[e] < n)) throw new Error("kgdb: adj holds a position outside the nodes");
+  }
+  return g;
+}
+
+function pprRun(g, seeds, seedWeights, damping, epsilon, targets, k, boostNodes, boostValues) {
+  const nodes = g.nodes, offsets = g.offsets, adj = g.adj, prob = g.prob;
+  checkList("seeds", seeds);
+  checkList("seedWeights", seedWeights);
+  checkK(k);
+  const n = nodes.length;
   if (seeds.length !== seedWeights.length) throw new Error("kgdb: seeds and seedWeights differ in length");
   if (typeof damping !== "number" || !(damping >= 0 && damping < 1)) throw new Error("kgdb: damping must be in [0, 1)");
   if (typeof epsilon !== "number" || !(epsilon > 0)) throw new Error("kgdb: epsilon must be a number > 0");
-  if (targets !== null) checkList("targets", targets);
+  if (targets !== null && !Array.isArray(targets)) throw new Error("kgdb: targets must be a list");
+  checkList("boostNodes", boostNodes);
+  checkList("boostValues", boostValues);
+  if (boostNodes.length !== boostValues.length) throw new Error("kgdb: boostNodes and boostValues differ in length");
+  const boost = new Map();
+  for (let i = 0; i < boostNodes.length; i++) {
+    const b = boostValues[i];
+    if (typeof b !== "number" || !Number.isFinite(b)) throw new Error("kgdb: boostValues must be numbers");
+    boost.set(boostNodes[i], (boost.get(boostNodes[i]) || 0) + b);
+  }
   const score = new Float64Array(n);
   const residual = new Float64Array(n);
   const queued = new Uint8Array(n);
@@ -203,9 +227,8 @@ function ppr(nodes, offsets, adj, prob, seeds, seedWeights, damping, epsilon, ta
     if (at < 0) throw new Error("kgdb: seed " + seeds[i] + " is not a node of the graph");
     if (total > 0) residual[at] += seedWeights[i] / total;
   }
-  const limit = new Float64Array(n);
-  for (let i = 0; i < n; i++) limit[i] = epsilon * Math.max(1, offsets[i + 1] - offsets[i]);
-  for (let i = 0; i < n; i++) if (residual[i] > limit[i]) { queue.push(i); queued[i] = 1; }
+  const limit = (i) => epsilon * Math.max(1, offsets[i + 1] - offsets[i]);
+  for (let i = 0; i < n; i++) if (residual[i] > 0 && residual[i] > limit(i)) { queue.push(i); queued[i] = 1; }
   let pushes = 0;
   let head = 0;
   while (head < queue.length) {
@@ -213,31 +236,73 @@ function ppr(nodes, offsets, adj, prob, seeds, seedWeights, damping, epsilon, ta
     if (head > 65536 && head * 2 > queue.length) { queue.splice(0, head); head = 0; }
     queued[u] = 0;
     const ru = residual[u];
-    if (!(ru > limit[u])) continue;
+    if (!(ru > limit(u))) continue;
     residual[u] = 0;
     score[u] += (1 - damping) * ru;
     const spread = damping * ru;
     const end = offsets[u + 1];
     for (let e = offsets[u]; e < end; e++) {
       const v = adj[e];
-      if (!(v >= 0 && v < n)) throw new Error("kgdb: adj holds a position outside the nodes");
       residual[v] += spread * prob[e];
-      if (queued[v] === 0 && residual[v] > limit[v]) { queued[v] = 1; queue.push(v); }
+      if (queued[v] === 0 && residual[v] > limit(v)) { queued[v] = 1; queue.push(v); }
     }
     if (++pushes > 50000000) throw new Error("kgdb: ppr did not settle (epsilon too small)");
   }
   const rows = [];
   const seen = new Set();
   const wanted = targets === null ? nodes : targets;
+  let top = 0;
   for (const id of wanted) {
     if (seen.has(id)) continue;
     seen.add(id);
     const at = findNode(nodes, id);
-    if (at >= 0 && score[at] > 0) rows.push({ node: id, score: score[at] });
+    const pr = at >= 0 ? score[at] : 0;
+    if (pr > 0 || boost.has(id)) rows.push({ node: id, score: pr, pagerank: pr });
+    if (pr > top) top = pr;
+  }
+  if (boost.size > 0) {
+    for (const row of rows) row.score = (top > 0 ? row.pagerank / top : 0) + (boost.get(row.node) || 0);
   }
   rows.sort((x, y) => (y.score - x.score) || (x.node < y.node ? -1 : (x.node > y.node ? 1 : 0)));
   return rows.slice(0, k);
 }
 
+function ppr(nodes, offsets, adj, prob, seeds, seedWeights, damping, epsilon, targets, k,
+             boostNodes, boostValues) {
+  checkList("nodes", nodes);
+  checkList("offsets", offsets);
+  if (targets !== null) checkList("targets", targets);
+  return pprRun(pprGraph(nodes, offsets, adj, prob), seeds, seedWeights, damping, epsilon,
+                targets, k, boostNodes, boostValues);
+}
+
+// The stored projection (kgdb index ppr writes it with a fresh `projection` id) kept in this
+// JavaScript context: kgdb.pprKnown(id) says whether it is, and kgdb.pprStored takes the
+// arrays as null when it is (Cypher then does not read them: passing the 130k items of
+// MuSiQue-100's projection into JavaScript cost 1.7 ms per question). The targets are the
+// stored chunks. A few projections are kept (graphs of one server).
+const PROJECTIONS = new Map();
+function pprKnown(projection) {
+  return PROJECTIONS.has(projection);
+}
+
+function pprStored(projection, nodes, offsets, adj, prob, chunks, seeds, seedWeights, damping,
+                   epsilon, k, boostNodes, boostValues) {
+  if (typeof projection !== "string") throw new Error("kgdb: the projection id must be a string");
+  let g = PROJECTIONS.get(projection);
+  if (nodes !== null) {
+    g = pprGraph(nodes, offsets, adj, prob);
+    if (!Array.isArray(chunks)) throw new Error("kgdb: chunks must be a list");
+    g.targets = chunks;
+    if (PROJECTIONS.size >= 4) PROJECTIONS.delete(PROJECTIONS.keys().next().value);
+    PROJECTIONS.set(projection, g);
+  } else if (g === undefined) {
+    throw new Error("kgdb: projection " + projection + " is not kept here: pass its arrays");
+  }
+  return pprRun(g, seeds, seedWeights, damping, epsilon, g.targets, k, boostNodes, boostValues);
+}
+
 falkor.register("ppr", ppr);
+falkor.register("pprKnown", pprKnown);
+falkor.register("pprStored", pprStored);
 // ---- end of the personalized PageRank section ----------------------------------------

@@ -8,14 +8,18 @@ in both directions) and seed weights ``s`` (normalised to sum 1)::
 
 A node without outgoing weight (dangling) passes nothing on, as in GDS's ``gds.pageRank``
 (the scores then sum to less than 1; only their order matters to retrieval). ``d`` is the
-damping factor (HippoRAG 2: 0.5). The engines iterate ``r <- (1 - d) s + d P^T r`` from
-``r = (1 - d) s``; with ``d = 0.5`` the error halves each round, so 40 rounds or a
-tolerance of 1e-9 reach the fixed point within 1e-9.
+damping factor (HippoRAG 2: 0.5). GDS iterates ``r <- (1 - d) s + d P^T r``; with ``d =
+0.5`` the error halves each round, so 40 rounds or a tolerance of 1e-9 reach the fixed point
+within 1e-9. kgdb's UDF and plugin procedure push residuals (forward push) until each node
+holds less than epsilon times its degree.
 
-* FalkorDB (no personalized PageRank of its own): ``kgdb.ppr`` in kgdb's UDF library
-  (kgdb/procedures/kgdb.js) over the stored projection's edge arrays.
-* Neo4j: ``gds.pageRank.stream`` with weighted ``sourceNodes`` over a GDS projection of the
-  same edges.
+* FalkorDB (no personalized PageRank of its own): ``kgdb.pprStored`` / ``kgdb.ppr`` in kgdb's
+  UDF library (kgdb/procedures/kgdb.js) over the stored projection's arrays.
+* Neo4j with kgdb's plugin: the ``kgdb.ppr`` procedure (neo4j-plugin/.../Ppr.java) over the
+  same stored projection; without it ``gds.pageRank.stream`` over a per-question projection
+  with a seed hub (kgdb/retrieve/ppr.py says why).
+* The retrieval graph's edges are directed and weighted (kgdb/documents/ppr_graph.py: "Edge
+  weights"); :func:`reference` takes ``undirected=False`` for them.
 * :func:`reference`: the fixed point solved exactly (a linear system), for the tests.
 """
 

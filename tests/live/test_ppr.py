@@ -62,25 +62,34 @@ def test_udf_refuses_bad_input(library: Any) -> None:
     from kgdb.errors import StatementError
 
     good = ([1, 2], [0, 1, 2], [1, 0], [1.0, 1.0])
-    for args, message in (((*good, [3], [1.0], 0.5, 1e-9, None, 5), "not a node"),
+    none: tuple[list[int], list[float]] = ([], [])
+    for args, message in (((*good, [3], [1.0], 0.5, 1e-9, None, 5, *none), "not a node"),
                           (([1, 2], [0, 1], [1, 0], [1.0, 1.0], [1], [1.0], 0.5, 1e-9,
-                            None, 5), "do not describe"),
-                          ((*good, [1], [1.0], 1.0, 1e-9, None, 5), "damping"),
-                          ((*good, [1], [-1.0], 0.5, 1e-9, None, 5), "non-negative"),
-                          ((*good, [1], [1.0], 0.5, 0.0, None, 5), "epsilon"),
+                            None, 5, *none), "do not describe"),
+                          ((*good, [1], [1.0], 1.0, 1e-9, None, 5, *none), "damping"),
+                          ((*good, [1], [-1.0], 0.5, 1e-9, None, 5, *none), "non-negative"),
+                          ((*good, [1], [1.0], 0.5, 0.0, None, 5, *none), "epsilon"),
                           (([1, 2], [0, 1, 2], [5, 0], [1.0, 1.0], [1], [1.0], 0.5, 1e-9,
-                            None, 5), "outside")):
-        params = dict(zip("abcdefghij", args, strict=True))
+                            None, 5, *none), "outside"),
+                          ((*good, [1], [1.0], 0.5, 1e-9, None, 5, [1], []), "differ"),
+                          ((*good, [1], [1.0], 0.5, 1e-9, None, 5, [1], ["x"]), "numbers")):
+        params = dict(zip("abcdefghijkl", args, strict=True))
         with pytest.raises(StatementError, match=message):
-            library.run("RETURN kgdb.ppr($a, $b, $c, $d, $e, $f, $g, $h, $i, $j) AS v",
-                        params)
+            library.run("RETURN kgdb.ppr($a, $b, $c, $d, $e, $f, $g, $h, $i, $j, $k, $l) "
+                        "AS v", params)
+    with pytest.raises(StatementError, match="is not kept here"):  # arrays null, not cached
+        library.run("RETURN kgdb.pprStored('never-written', null, null, null, null, null, "
+                    "[], [], 0.5, 1e-9, 5, [], []) AS v")
+    stored = library.run("RETURN kgdb.pprStored('p1', [7, 9], [0, 1, 2], [1, 0], [1.0, 1.0], "
+                         "[9], [7], [1.0], 0.5, 1e-12, 5, [], []) AS v").value(0)
+    assert [r["node"] for r in stored] == [9] and stored[0]["score"] == pytest.approx(1 / 3)
 
 
 def _write_graph(store: Any, edges: list[tuple[int, int, float]], chunks: int,
                  nodes: int) -> dict[int, int]:
     """Nodes 0..chunks-1 are chunks, the rest phrases; an edge between a phrase and a chunk
-    is phrase_in (weight 1), between phrases a synonym with that score. Returns node ->
-    internal id."""
+    is phrase_in (weight 2: a title edge, else 1), between phrases a synonym with that
+    score. Returns node -> internal id."""
     ids = list(range(nodes))
     store.run(Statement("UNWIND $ids AS i\nFOREACH (_ IN CASE WHEN i < $chunks THEN [1] "
                         "ELSE [] END | CREATE (:Chunk {id: toString(i), document: 'd', n: i}))\n"
@@ -90,7 +99,7 @@ def _write_graph(store: Any, edges: list[tuple[int, int, float]], chunks: int,
     store.run(Statement("UNWIND $rows AS e\nMATCH (a:Phrase {n: e[0]})\n"
                         "MATCH (b) WHERE (b:Chunk OR b:Phrase) AND b.n = e[1]\n"
                         "FOREACH (_ IN CASE WHEN b:Chunk THEN [1] ELSE [] END | "
-                        "CREATE (a)-[:phrase_in]->(b))\n"
+                        "CREATE (a)-[:phrase_in {title: e[2] = 2.0}]->(b))\n"
                         "FOREACH (_ IN CASE WHEN b:Phrase THEN [1] ELSE [] END | "
                         "CREATE (a)-[:synonym {score: e[2]}]->(b))",
                         {"rows": [[u, v, w] for u, v, w in edges]}, write=True))
@@ -105,15 +114,33 @@ def _retrieval_edges(draw: Any) -> tuple[list[tuple[int, int, float]], int, int,
     phrases = draw(st.integers(1, 8))
     links = draw(st.lists(st.tuples(st.integers(chunks, chunks + phrases - 1),
                                     st.integers(0, chunks - 1)), min_size=1, max_size=20,
-                           unique=True))  # GDS refuses an undirected type it did not project
+                           unique=True))
+    titles = draw(st.lists(st.booleans(), min_size=len(links), max_size=len(links)))
     synonyms = draw(st.lists(st.tuples(st.integers(chunks, chunks + phrases - 1),
                                        st.integers(chunks, chunks + phrases - 1),
                                        st.floats(0.8, 1.0)), max_size=6,
                              unique_by=lambda t: (t[0], t[1])))
-    edges = [(p, c, 1.0) for p, c in links] + [(a, b, s) for a, b, s in synonyms if a != b]
+    edges = [(p, c, 2.0 if t else 1.0) for (p, c), t in zip(links, titles, strict=True)] + \
+        [(a, b, s) for a, b, s in synonyms if a != b]
     seeds = draw(st.dictionaries(st.integers(0, chunks + phrases - 1),
                                  st.floats(0.01, 1.0), min_size=1, max_size=5))
     return edges, chunks, phrases, seeds
+
+
+def _walked(edges: list[tuple[int, int, float]], chunks: int,
+            title_weight: float) -> list[tuple[int, int, float]]:
+    """The directed edges PageRank walks (kgdb/documents/ppr_graph.py: "Edge weights"), from
+    :func:`_write_graph`'s edges."""
+    named = {a for a, b, w in edges if b < chunks and w == 2.0}
+    out = []
+    for a, b, w in edges:
+        if b < chunks:  # phrase_in
+            own = w == 2.0
+            out += [(a, b, title_weight if own else 1.0),
+                    (b, a, title_weight if a in named and not own else 1.0)]
+        else:
+            out += [(a, b, w), (b, a, w)]
+    return out
 
 
 @st.composite
@@ -121,37 +148,93 @@ def retrieval_graphs(draw: Any) -> Any:
     return _retrieval_edges(draw)
 
 
-@given(retrieval_graphs())
+@st.composite
+def boosted_graphs(draw: Any) -> Any:
+    edges, chunks, phrases, seeds = _retrieval_edges(draw)
+    title_weight = draw(st.sampled_from([1.0, 5.0, 20.0]))
+    boost = draw(st.dictionaries(st.integers(0, chunks - 1), st.floats(0.0, 1.0),
+                                 max_size=3))
+    return edges, chunks, phrases, seeds, title_weight, boost
+
+
+def _engine_ppr(store: Any, by_id: dict[int, float], title_weight: float,
+                boost: dict[int, float]) -> list[list[Any]]:
+    """The solver's own PageRank statements on either engine: FalkorDB's UDF; on Neo4j GDS
+    and, where kgdb's plugin is loaded, its kgdb.ppr procedure (each path's rows)."""
+    store_projection(store, title_weight)
+    if store.dialect.NAME == "falkordb":
+        udf.install(store)
+        return [store.run(cy.udf_ppr_chunks(by_id, damping=0.5, epsilon=1e-13, k=100,
+                                            boost=boost)).records()]
+    out = []
+    if store.dialect.PPR is not None:
+        out.append(store.run(cy.native_ppr_chunks(store.dialect, by_id, damping=0.5,
+                                                  epsilon=1e-13, k=100, boost=boost)).records())
+    try:
+        store.run(cy.gds_project_seeded("kgdb_ppr_test", by_id, title_weight))
+        out.append(store.run(cy.gds_ppr_hub("kgdb_ppr_test", damping=0.5, iterations=1000,
+                                            tolerance=1e-15, k=100, boost=boost)).records())
+    finally:
+        store.run(cy.gds_drop_named("kgdb_ppr_test"))
+    return out
+
+
+@given(boosted_graphs())
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
-def test_both_engines_equal_reference_on_the_retrieval_graph(store: Any, graph: Any) -> None:
-    """The solver's own statements: the stored projection and kgdb.ppr on FalkorDB, the
-    seeded GDS projection on Neo4j (isolated chunks and phrases are the disconnected and
-    dangling parts)."""
-    edges, chunks, phrases, seeds = graph
+def test_boosted_ranking_on_both_engines(store: Any, graph: Any) -> None:
+    """With a boost, a chunk's score is its PageRank over the best chunk's plus its boost,
+    boosted chunks are rows even unreached (if connected: GDS projects only nodes with
+    edges; a bridge always has its title edge), and the ranking follows the score."""
+    edges, chunks, phrases, seeds, title_weight, boost = graph
     store.run(Statement("MATCH (n) DETACH DELETE n", write=True))
     internal = _write_graph(store, edges, chunks, chunks + phrases)
     by_id = {internal[n]: w for n, w in seeds.items()}
-    expected = reference(edges, seeds, damping=0.5)
-    if store.dialect.NAME == "falkordb":
-        udf.install(store)
-        store_projection(store)
-        rows = store.run(cy.udf_ppr_chunks(by_id, damping=0.5, epsilon=1e-13, k=100)).records()
-    else:
-        try:
-            store.run(cy.gds_project_seeded("kgdb_ppr_test", by_id))
-            rows = store.run(cy.gds_ppr_hub("kgdb_ppr_test", damping=0.5, iterations=1000,
-                                            tolerance=1e-15, k=100)).records()
-        finally:
-            store.run(cy.gds_drop_named("kgdb_ppr_test"))
-    got = {int(r["chunk"]): float(r["score"]) for r in rows}
-    for chunk in range(chunks):
-        assert math.isclose(got.get(chunk, 0.0), expected.get(chunk, 0.0), abs_tol=1e-6)
-    ranking = [int(r["chunk"]) for r in rows]
+    expected = reference(_walked(edges, chunks, title_weight), seeds, damping=0.5,
+                         undirected=False)
+    top = max((expected.get(c, 0.0) for c in range(chunks)), default=0.0)
+    connected = {b for _, b, _ in edges}
+    for rows in _engine_ppr(store, by_id, title_weight,
+                            {internal[c]: b for c, b in boost.items()}):
+        got = {int(r["chunk"]): (float(r["score"]), float(r["pagerank"])) for r in rows}
+        for chunk in range(chunks):
+            pagerank = expected.get(chunk, 0.0)
+            if pagerank > 1e-9 or (chunk in boost and chunk in connected):
+                assert chunk in got
+            if chunk not in got:
+                continue
+            score, found = got[chunk]
+            assert math.isclose(found, pagerank, abs_tol=1e-6)
+            if boost and top > 1e-3:
+                assert math.isclose(score, pagerank / top + boost.get(chunk, 0.0),
+                                    abs_tol=1e-5)
+        scores = [float(r["score"]) for r in rows]
+        assert scores == sorted(scores, reverse=True)
+
+
+@given(boosted_graphs())
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+def test_both_engines_equal_reference_on_the_retrieval_graph(store: Any, graph: Any) -> None:
+    """The solver's own statements: the stored projection and kgdb.ppr on FalkorDB; on
+    Neo4j the plugin's kgdb.ppr over the same projection and the seeded GDS projection;
+    over the title-weighted directed edges (isolated chunks and phrases are the
+    disconnected and dangling parts); each in the reference's order."""
+    edges, chunks, phrases, seeds, title_weight, _ = graph
+    store.run(Statement("MATCH (n) DETACH DELETE n", write=True))
+    internal = _write_graph(store, edges, chunks, chunks + phrases)
+    by_id = {internal[n]: w for n, w in seeds.items()}
+    expected = reference(_walked(edges, chunks, title_weight), seeds, damping=0.5,
+                         undirected=False)
+    paths = _engine_ppr(store, by_id, title_weight, {})
+    assert len(paths) == (2 if store.dialect.PPR else 1)
     exact = sorted((c for c in range(chunks) if expected.get(c, 0.0) > 1e-9),
                    key=lambda c: (-expected[c], str(c)))
     distinct = all(abs(expected[a] - expected[b]) > 1e-6 for a, b in pairwise(exact))
-    if distinct:  # no near-ties: the same order as the reference (so on both engines)
-        assert ranking == exact
+    for rows in paths:
+        got = {int(r["chunk"]): float(r["score"]) for r in rows}
+        for chunk in range(chunks):
+            assert math.isclose(got.get(chunk, 0.0), expected.get(chunk, 0.0), abs_tol=1e-6)
+        if distinct:  # no near-ties: the same order as the reference (so on both engines)
+            assert [int(r["chunk"]) for r in rows] == exact
 
 
 CORPUS = [
@@ -232,4 +315,22 @@ def test_solver_ranks_passages_with_evidence(store: Any, embedder: Any,
     paths = evidence.detail["paths"]
     assert isinstance(paths, dict) and ["publix", publix_chunk] in paths[publix_chunk]
     assert any("gds.pageRank" in s.text or "kgdb.ppr" in s.text for s in evidence.statements)
+    # the bridge: the best dense passage (Hank Snow's) names Tennessee, another document's
+    # title; that document's chunk is boosted to the best PageRank's score plus the bridge
+    hop = PprSolver().retrieve(store, embedder, "Which state borders the east of the state "
+                               "where the singer of Hello Love died?",
+                               PprOptions(seed_passages=4, sentences=2, bridge=0.25))
+    bridges = hop.detail["bridges"]
+    assert isinstance(bridges, list) and bridges
+    tennessee = next(p for p in hop.passages if p.document == "tennessee")
+    bridge = next(b for b in bridges if isinstance(b, dict) and b["chunk"] == tennessee.id)
+    assert bridge == {"from": "snow#0000#000", "phrase": "tennessee", "chunk": tennessee.id,
+                      "boost": 0.25}
+    hop_paths = hop.detail["paths"]
+    assert isinstance(hop_paths, dict)
+    assert ["snow#0000#000", "tennessee", tennessee.id] in hop_paths[tennessee.id]
+    assert tennessee.score is not None and 0.25 < tennessee.score <= 1.25
+    plain = PprSolver().retrieve(store, embedder, hop.question,
+                                 PprOptions(seed_passages=4, sentences=2, bridge=0))
+    assert "bridges" not in plain.detail and max(p.score or 0 for p in plain.passages) < 1
     assert evidence.score_kind == "pagerank" and "pagerank" in evidence.timings_ms

@@ -78,9 +78,9 @@ def test_rrf_equals_python(library: Any, rankings: list[list[Any]], k: int) -> N
 
 def test_status_install_change_and_drop(library: Any) -> None:
     report = udf.status(library)
-    assert report["up_to_date"] and report["installed"] == ["kgdb.version", "kgdb.topk",
-                                                            "kgdb.rrf", "kgdb.ppr"]
-    udf.load(library, udf.script().replace("kgdb-udf/2", "kgdb-udf/0"))
+    assert report["up_to_date"] and report["installed"] == [
+        "kgdb.version", "kgdb.topk", "kgdb.rrf", "kgdb.ppr", "kgdb.pprKnown", "kgdb.pprStored"]
+    udf.load(library, udf.script().replace("kgdb-udf/3", "kgdb-udf/0"))
     assert udf.status(library)["changed"] == ["kgdb"]
     assert library.run("RETURN kgdb.version() AS v").value(0) == "kgdb-udf/0"
     udf.install(library)
@@ -158,7 +158,7 @@ def test_library_survives_a_server_restart(tmp_path: Path, monkeypatch: pytest.M
             state = server.status()
             assert state is not None
             os.kill(state.pid, signal.SIGKILL)
-            assert store.run("RETURN kgdb.version() AS v").value(0) == "kgdb-udf/2"
+            assert store.run("RETURN kgdb.version() AS v").value(0) == "kgdb-udf/3"
             assert udf.status(store)["up_to_date"]
     finally:
         server.stop()

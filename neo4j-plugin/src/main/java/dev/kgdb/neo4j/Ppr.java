@@ -1,0 +1,217 @@
+package dev.kgdb.neo4j;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.neo4j.graphdb.Label;
+import org.neo4j.graphdb.Node;
+import org.neo4j.graphdb.Transaction;
+import org.neo4j.procedure.Context;
+import org.neo4j.procedure.Description;
+import org.neo4j.procedure.Mode;
+import org.neo4j.procedure.Name;
+import org.neo4j.procedure.Procedure;
+
+/**
+ * Personalized PageRank over the retrieval graph kgdb keeps (kgdb/documents/ppr_graph.py), the
+ * same computation as {@code kgdb.ppr} in kgdb's FalkorDB UDF library (kgdb/procedures/kgdb.js)
+ * and equal to kgdb's numpy reference (kgdb/retrieve/pagerank.py) within 1e-6:
+ *
+ * <pre>r = (1 - d) s + d P^T r,  s the seed weights normalised to sum 1,
+ * P[u][v] = w(u, v) / (u's outgoing weight); a dangling node passes nothing on.</pre>
+ *
+ * <p>The graph is the CSR projection {@code kgdb index ppr} stores on the {@code KgdbMeta {key:
+ * 'ppr'}} node ({@code nodes} ascending internal ids, {@code offsets}, {@code adj} neighbour
+ * positions, {@code prob} transition probabilities, {@code chunks} the targets), read once per
+ * write (keyed by the node's {@code projection}, a fresh id per write) and kept in memory. Forward push
+ * (Andersen-Chung-Lang) in first-in first-out order: a node's residual above epsilon times its
+ * degree is settled, (1 - d) of it kept as score and d spread along its edges.
+ *
+ * <p>Rows: the chunks with a positive score (or a boost), best first, ties by node id, at most
+ * k; {@code score} is the PageRank, or with boosts the PageRank divided by the best chunk's plus
+ * the chunk's boost (the solver's fused ranking, kgdb/retrieve/ppr.py).
+ */
+public class Ppr {
+    static final long MAX_PUSHES = 50_000_000L;
+
+    @Context
+    public Transaction tx;
+
+    public static class Row {
+        public Node node;
+        public double score;
+        public double pagerank;
+
+        Row(Node node, double score, double pagerank) {
+            this.node = node;
+            this.score = score;
+            this.pagerank = pagerank;
+        }
+    }
+
+    /** One stored projection, read from the meta node. */
+    record Graph(String element, Object built, long[] nodes, int[] offsets, int[] adj,
+                 double[] prob, long[] chunks) {
+        int find(long id) {
+            return java.util.Arrays.binarySearch(nodes, id);
+        }
+    }
+
+    private static volatile Graph cached;
+
+    @Procedure(name = "kgdb.ppr", mode = Mode.READ)
+    @Description("kgdb.ppr(seeds, weights, damping, epsilon, k, boostNodes, boostValues) - the k "
+            + "chunks with the highest personalized PageRank from the weighted seeds (internal node "
+            + "ids) over the retrieval graph's stored projection (kgdb index ppr).")
+    public Stream<Row> ppr(@Name("seeds") List<Long> seeds, @Name("weights") List<Double> weights,
+                           @Name("damping") Double damping, @Name("epsilon") Double epsilon,
+                           @Name("k") Long k, @Name("boostNodes") List<Long> boostNodes,
+                           @Name("boostValues") List<Double> boostValues) {
+        if (seeds == null || weights == null || seeds.size() != weights.size()) {
+            throw new IllegalArgumentException("kgdb.ppr: seeds and weights must be lists of one length");
+        }
+        if (damping == null || !(damping >= 0 && damping < 1)) {
+            throw new IllegalArgumentException("kgdb.ppr: damping must be in [0, 1)");
+        }
+        if (epsilon == null || !(epsilon > 0)) {
+            throw new IllegalArgumentException("kgdb.ppr: epsilon must be a number > 0");
+        }
+        if (k == null || k < 0) throw new IllegalArgumentException("kgdb.ppr: k must be >= 0");
+        if (boostNodes == null || boostValues == null || boostNodes.size() != boostValues.size()) {
+            throw new IllegalArgumentException("kgdb.ppr: boostNodes and boostValues must be lists of one length");
+        }
+        Graph g = graph();
+        double[] score = push(g, seeds, weights, damping, epsilon);
+        Map<Long, Double> boost = new HashMap<>();
+        for (int i = 0; i < boostNodes.size(); i++) {
+            Double b = boostValues.get(i);
+            if (boostNodes.get(i) == null || b == null || !Double.isFinite(b)) {
+                throw new IllegalArgumentException("kgdb.ppr: boostValues must be numbers");
+            }
+            boost.merge(boostNodes.get(i), b, Double::sum);
+        }
+        List<long[]> picked = new ArrayList<>();  // [node id, position or -1]
+        double top = 0;
+        java.util.Set<Long> seen = new java.util.HashSet<>();
+        for (long id : g.chunks()) {
+            if (!seen.add(id)) continue;
+            int at = g.find(id);
+            double pr = at >= 0 ? score[at] : 0;
+            if (pr > 0 || boost.containsKey(id)) picked.add(new long[] {id, at});
+            if (pr > top) top = pr;
+        }
+        List<double[]> rows = new ArrayList<>();  // [node id, score, pagerank]
+        for (long[] p : picked) {
+            double pr = p[1] >= 0 ? score[(int) p[1]] : 0;
+            double s = boost.isEmpty() ? pr : (top > 0 ? pr / top : 0) + boost.getOrDefault(p[0], 0.0);
+            rows.add(new double[] {p[0], s, pr});
+        }
+        rows.sort((x, y) -> x[1] != y[1] ? Double.compare(y[1], x[1]) : Double.compare(x[0], y[0]));
+        return rows.stream().limit(k).map(r -> new Row(tx.getNodeById((long) r[0]), r[1], r[2]));
+    }
+
+    /** The stored projection: the cached one while the meta node's projection id is the same. */
+    private Graph graph() {
+        Node meta = tx.findNode(Label.label("KgdbMeta"), "key", "ppr");
+        if (meta == null || !meta.hasProperty("offsets")) {
+            throw new IllegalArgumentException(
+                    "kgdb.ppr: no stored projection of the retrieval graph: run kgdb index ppr");
+        }
+        Object built = meta.getProperty("projection", null);
+        Graph g = cached;
+        if (g != null && g.element().equals(meta.getElementId()) && java.util.Objects.equals(g.built(), built)) {
+            return g;
+        }
+        long[] nodes = longs(meta.getProperty("nodes"));
+        int[] offsets = ints(meta.getProperty("offsets"));
+        int[] adj = ints(meta.getProperty("adj"));
+        double[] prob = doubles(meta.getProperty("prob"));
+        long[] chunks = longs(meta.getProperty("chunks"));
+        int n = nodes.length;
+        if (offsets.length != n + 1 || offsets[0] != 0 || offsets[n] != adj.length || adj.length != prob.length) {
+            throw new IllegalArgumentException("kgdb.ppr: offsets, adj and prob do not describe a graph of the nodes");
+        }
+        for (int v : adj) {
+            if (v < 0 || v >= n) throw new IllegalArgumentException("kgdb.ppr: adj holds a position outside the nodes");
+        }
+        g = new Graph(meta.getElementId(), built, nodes, offsets, adj, prob, chunks);
+        cached = g;
+        return g;
+    }
+
+    static double[] push(Graph g, List<Long> seeds, List<Double> weights, double damping, double epsilon) {
+        int n = g.nodes().length;
+        int[] offsets = g.offsets();
+        int[] adj = g.adj();
+        double[] prob = g.prob();
+        double[] score = new double[n];
+        double[] residual = new double[n];
+        double total = 0;
+        for (Double w : weights) {
+            if (w == null || !(w >= 0) || !Double.isFinite(w)) {
+                throw new IllegalArgumentException("kgdb.ppr: weights must be non-negative numbers");
+            }
+            total += w;
+        }
+        for (int i = 0; i < seeds.size(); i++) {
+            int at = seeds.get(i) == null ? -1 : g.find(seeds.get(i));
+            if (at < 0) throw new IllegalArgumentException("kgdb.ppr: seed " + seeds.get(i) + " is not a node of the graph");
+            if (total > 0) residual[at] += weights.get(i) / total;
+        }
+        int[] queue = new int[Math.max(16, n)];
+        int head = 0, tail = 0, size = 0;
+        boolean[] queued = new boolean[n];
+        for (int i = 0; i < n; i++) {
+            if (residual[i] > limit(offsets, i, epsilon)) {
+                queue[tail] = i; tail = (tail + 1) % queue.length; size++; queued[i] = true;
+            }
+        }
+        long pushes = 0;
+        while (size > 0) {
+            int u = queue[head]; head = (head + 1) % queue.length; size--;
+            queued[u] = false;
+            double ru = residual[u];
+            if (!(ru > limit(offsets, u, epsilon))) continue;
+            residual[u] = 0;
+            score[u] += (1 - damping) * ru;
+            double spread = damping * ru;
+            for (int e = offsets[u]; e < offsets[u + 1]; e++) {
+                int v = adj[e];
+                residual[v] += spread * prob[e];
+                if (!queued[v] && residual[v] > limit(offsets, v, epsilon)) {
+                    queue[tail] = v; tail = (tail + 1) % queue.length; size++; queued[v] = true;
+                }
+            }
+            if (++pushes > MAX_PUSHES) throw new IllegalArgumentException("kgdb.ppr: did not settle (epsilon too small)");
+        }
+        return score;
+    }
+
+    private static double limit(int[] offsets, int i, double epsilon) {
+        return epsilon * Math.max(1, offsets[i + 1] - offsets[i]);
+    }
+
+    private static long[] longs(Object value) {
+        if (value instanceof long[] a) return a;
+        if (value instanceof int[] a) return java.util.Arrays.stream(a).asLongStream().toArray();
+        if (value instanceof Object[] a && a.length == 0) return new long[0];
+        if (value != null && value.getClass().isArray() && java.lang.reflect.Array.getLength(value) == 0) return new long[0];
+        throw new IllegalArgumentException("kgdb.ppr: the stored projection holds no integer list");
+    }
+
+    private static int[] ints(Object value) {
+        long[] a = longs(value);
+        int[] out = new int[a.length];
+        for (int i = 0; i < a.length; i++) out[i] = Math.toIntExact(a[i]);
+        return out;
+    }
+
+    private static double[] doubles(Object value) {
+        if (value instanceof double[] a) return a;
+        if (value instanceof long[] a) return java.util.Arrays.stream(a).asDoubleStream().toArray();
+        if (value != null && value.getClass().isArray() && java.lang.reflect.Array.getLength(value) == 0) return new double[0];
+        throw new IllegalArgumentException("kgdb.ppr: the stored projection holds no number list");
+    }
+}
