@@ -120,7 +120,8 @@ def ppr_command(ctx: Context, synonym_threshold: float, no_gazetteer: bool, no_t
     """Build or update the retrieval graph of `--mode ppr` (personalized PageRank): phrases
     the chunks name, sentences, synonym edges, and on FalkorDB the stored projection. A
     re-run extracts only new chunks and removes what deleted ones left."""
-    from kgdb.documents.ppr_graph import GraphOptions, build_graph
+    from kgdb.documents.ppr_graph import build_graph
+    from kgdb.link.ppr_options import GraphOptions
 
     report = build_graph(ctx.store, ctx.embedder,
                          GraphOptions(synonym_threshold, not no_gazetteer, not no_titles,

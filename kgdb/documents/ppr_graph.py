@@ -49,56 +49,16 @@ from kgdb.documents.pipeline import DocumentOptions, gazetteer_for
 from kgdb.documents.spans import phrase_id, phrases, sentences
 from kgdb.embed import Embedder
 from kgdb.engine.base import GraphStore
-from kgdb.errors import KgdbError
+from kgdb.link.ppr_options import FORMAT, TITLE_WEIGHT, GraphOptions, options_of
 from kgdb.schema.apply import await_indexes, execute_ddl
 
-SYNONYM_THRESHOLD = 0.8
-"""HippoRAG 2's synonym edge threshold (cosine of the phrases' name embeddings)."""
-TITLE_WEIGHT = 20.0
-"""Weight of the edges between a document's title phrase and its chunks (module docstring);
-1 gives HippoRAG 2's uniform passage-phrase edges."""
-FORMAT = 2
-"""The graph's format: 2 marks title edges (a graph of format 1 is rebuilt)."""
 BATCH = 500
-
-
-class GraphBuildError(KgdbError):
-    """The retrieval graph cannot be built."""
-
-
-@dataclass(frozen=True)
-class GraphOptions:
-    synonym_threshold: float = SYNONYM_THRESHOLD
-    gazetteer: bool = True
-    """Phrases also from the knowledge graph's entity names (any case)."""
-    titles: bool = True
-    """Each chunk's document title is one of its phrases."""
-    title_weight: float = TITLE_WEIGHT
-    """The projection's weight of title edges (the module docstring)."""
-
-    def check(self) -> GraphOptions:
-        if not 0.0 < self.synonym_threshold <= 1.0:
-            raise GraphBuildError(f"synonym threshold must be in (0, 1], not "
-                                  f"{self.synonym_threshold}")
-        if not 0.0 < self.title_weight <= 1000.0:
-            raise GraphBuildError(f"title weight must be in (0, 1000], not "
-                                  f"{self.title_weight}")
-        return self
-
-    def extraction(self) -> dict[str, Any]:
-        return {"gazetteer": self.gazetteer, "titles": self.titles, "format": FORMAT}
 
 
 def stored_options(store: GraphStore) -> GraphOptions | None:
     """The options the retrieval graph was built with (None: no graph)."""
     meta = store.run(cy.read_meta()).records()
     return options_of(meta[0]["options"]) if meta and meta[0]["options"] else None
-
-
-def options_of(text: str) -> GraphOptions:
-    stored = json.loads(text)
-    known = {k: stored[k] for k in GraphOptions.__dataclass_fields__ if k in stored}
-    return GraphOptions(**known)
 
 
 @dataclass

@@ -46,11 +46,11 @@ from typing import Any, Literal
 from pydantic import Field
 
 from kgdb.cypher import pagerank as cy
-from kgdb.documents.ppr_graph import GraphOptions, options_of
 from kgdb.embed.base import Embedder
 from kgdb.engine.base import GraphStore
 from kgdb.errors import KgdbError
 from kgdb.link.gazetteer import NameIndex
+from kgdb.link.ppr_options import GraphOptions, options_of
 from kgdb.llm import ChatClient
 from kgdb.retrieve.evidence import Evidence, Json, Passage, documents_of
 from kgdb.retrieve.pagerank import DAMPING

@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kgdb.cypher import pagerank as cy
-from kgdb.documents.ppr_graph import GraphOptions, build_graph, csr, store_projection
+from kgdb.documents.ppr_graph import build_graph, csr, store_projection
+from kgdb.link.ppr_options import GraphOptions
 from kgdb.procedures import falkordb as udf
 from kgdb.retrieve.pagerank import reference
 from kgdb.retrieve.ppr import PprOptions, PprSolver
