@@ -155,7 +155,8 @@ SIDE_BY_SIDE_WARMUP = 200
 """Unmeasured retrievals per engine before kgdb bench retrieve --engines measures: a Neo4j
 started just before needs about 125-150 MetaQA retrievals (JIT compilation of the plugin's
 screen and matching, the page cache) before its latency settles; measured on the 2-core
-machine at load 5: vector p50 21-30 ms over the first 50 retrievals, 6.1-7.8 ms after 125."""
+machine at load 5: vector p50 21-30 ms over the first 50 retrievals, 6.1-7.8 ms after 125;
+alternating with FalkorDB at load 6, 200 were not enough (hence the rounds of _warm_up)."""
 
 
 def bench_side_by_side(stores: dict[str, Any], embedder: Any, questions: list[Any], *,
@@ -168,10 +169,10 @@ def bench_side_by_side(stores: dict[str, Any], embedder: Any, questions: list[An
     engine's for every question (the ones that differ are listed); paired ratios of totals
     against the first engine; the CPU, the load average and each engine's index state.
 
-    First ``warmup`` unmeasured retrievals per engine, alternating, cycling through the
-    questions hop by hop (every hop's statements planned and compiled); the report gives the
-    p50 total of the first and the last tenth of them, which shows whether the warm-up
-    sufficed (a cold JVM is several times slower than a warm one)."""
+    First at least ``warmup`` unmeasured retrievals per engine, alternating, cycling through
+    the questions hop by hop (every hop's statements planned and compiled); the report gives
+    the p50 total of each warm-up round (a cold JVM is several times slower than a warm one: see
+    :func:`_warm_up`)."""
     from kgdb.measure import cpu_model, load_average, summary
     from kgdb.retrieve.metaqa import evaluate_question
 
@@ -231,29 +232,44 @@ def bench_side_by_side(stores: dict[str, Any], embedder: Any, questions: list[An
     return result
 
 
+WARMUP_ROUND = 50
+"""Retrievals per engine in one warm-up round (see :func:`_warm_up`)."""
+
+
 def _warm_up(stores: dict[str, Any], embedder: Any, by_hop: dict[int, list[Any]], count: int,
              **options: Any) -> dict[str, Any]:
-    """``count`` unmeasured retrievals per engine (plan caches, the JIT, in-memory copies,
-    the page cache), alternating engines, the hops taking turns; per engine the p50 total
-    (ms, embedding included) of the first and the last tenth of them."""
+    """Unmeasured retrievals (plan caches, the JIT, in-memory copies, the page cache),
+    alternating engines, the hops taking turns, in rounds of :data:`WARMUP_ROUND` (or
+    ``count`` if fewer): at least ``count`` per engine, then more rounds while an engine's
+    round p50 is still 10 % below its previous round's (a JVM still compiling), up to 5 x
+    ``count``. Reported: the retrievals per engine, and each engine's p50 total (ms,
+    embedding included) in the first and the last round."""
     from kgdb.measure import summary
     from kgdb.retrieve.metaqa import oracle_pattern
     from kgdb.retrieve.simgrag import search
 
     hops = [qs for _, qs in sorted(by_hop.items()) if qs]
-    order = [hops[i % len(hops)][(i // len(hops)) % len(hops[i % len(hops)])]
-             for i in range(count)] if hops else []
-    times: dict[str, list[float]] = {name: [] for name in stores}
-    for q in order:
-        for name, store in stores.items():
-            started = time.perf_counter()
-            search(store, embedder, oracle_pattern(q), **options)
-            times[name].append((time.perf_counter() - started) * 1000)
-    tenth = max(1, len(order) // 10)
-    return {"retrievals": len(order), **{
-        name: {"first_tenth_p50_ms": summary(t[:tenth])["p50"],
-               "last_tenth_p50_ms": summary(t[-tenth:])["p50"]}
-        for name, t in times.items() if t}}
+    if not hops or count <= 0:
+        return {"retrievals": 0}
+    size = min(WARMUP_ROUND, count)
+    rounds: dict[str, list[float]] = {name: [] for name in stores}
+    done = 0
+    while True:
+        times: dict[str, list[float]] = {name: [] for name in stores}
+        for i in range(done, done + size):
+            qs = hops[i % len(hops)]
+            q = qs[(i // len(hops)) % len(qs)]
+            for name, store in stores.items():
+                started = time.perf_counter()
+                search(store, embedder, oracle_pattern(q), **options)
+                times[name].append((time.perf_counter() - started) * 1000)
+        done += size
+        for name, t in times.items():
+            rounds[name].append(summary(t)["p50"])
+        settling = any(len(r) > 1 and r[-1] < 0.9 * r[-2] for r in rounds.values())
+        if done >= 5 * count or (done >= count and not settling):
+            break
+    return {"retrievals": done, "rounds_p50_ms": rounds}
 
 
 def _same_gsds(a: list[float], b: list[float]) -> bool:
