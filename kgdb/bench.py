@@ -151,17 +151,30 @@ def index_state(store: Any) -> dict[str, Any]:
     return state
 
 
+SIDE_BY_SIDE_WARMUP = 200
+"""Unmeasured retrievals per engine before kgdb bench retrieve --engines measures: a Neo4j
+started just before needs about 125-150 MetaQA retrievals (JIT compilation of the plugin's
+screen and matching, the page cache) before its latency settles; measured on the 2-core
+machine at load 5: vector p50 21-30 ms over the first 50 retrievals, 6.1-7.8 ms after 125;
+alternating with FalkorDB at load 6, 200 were not enough (hence the rounds of _warm_up)."""
+
+
 def bench_side_by_side(stores: dict[str, Any], embedder: Any, questions: list[Any], *,
-                       k: int = 3, warmup: int = 3, **options: Any) -> dict[str, Any]:
+                       k: int = 3, warmup: int = SIDE_BY_SIDE_WARMUP,
+                       **options: Any) -> dict[str, Any]:
     """SimGRAG retrieval of MetaQA oracle patterns on several stores in one run, alternating
     question by question (the same load on every engine): per hop and engine the phase split
     (vector search, matching, glue: the rest of the retrieval outside the two; total: all
     but the question's embedding), hits@k, and whether the top-k GSDs equal the first
     engine's for every question (the ones that differ are listed); paired ratios of totals
-    against the first engine; the CPU, the load average and each engine's index state."""
+    against the first engine; the CPU, the load average and each engine's index state.
+
+    First at least ``warmup`` unmeasured retrievals per engine, alternating, cycling through
+    the questions hop by hop (every hop's statements planned and compiled); the report gives
+    the p50 total of each warm-up round (a cold JVM is several times slower than a warm one: see
+    :func:`_warm_up`)."""
     from kgdb.measure import cpu_model, load_average, summary
-    from kgdb.retrieve.metaqa import evaluate_question, oracle_pattern
-    from kgdb.retrieve.simgrag import search
+    from kgdb.retrieve.metaqa import evaluate_question
 
     names = list(stores)
     first = names[0]
@@ -174,10 +187,8 @@ def bench_side_by_side(stores: dict[str, Any], embedder: Any, questions: list[An
     by_hop: dict[int, list[Any]] = {}
     for q in questions:
         by_hop.setdefault(q.hops, []).append(q)
+    result["warmup"] = _warm_up(stores, embedder, by_hop, warmup, k=k, **options)
     for hop, qs in sorted(by_hop.items()):
-        for q in qs[:warmup]:  # plan caches, JIT, in-memory copies: not measured
-            for store in stores.values():
-                search(store, embedder, oracle_pattern(q), k=k, **options)
         phases: dict[str, dict[str, list[float]]] = {
             n: {"vector": [], "match": [], "glue": [], "total": []} for n in names}
         hits = dict.fromkeys(names, 0)
@@ -219,6 +230,46 @@ def bench_side_by_side(stores: dict[str, Any], embedder: Any, questions: list[An
     for name, store in stores.items():
         result["engines"][name]["index_state"] = index_state(store)
     return result
+
+
+WARMUP_ROUND = 50
+"""Retrievals per engine in one warm-up round (see :func:`_warm_up`)."""
+
+
+def _warm_up(stores: dict[str, Any], embedder: Any, by_hop: dict[int, list[Any]], count: int,
+             **options: Any) -> dict[str, Any]:
+    """Unmeasured retrievals (plan caches, the JIT, in-memory copies, the page cache),
+    alternating engines, the hops taking turns, in rounds of :data:`WARMUP_ROUND` (or
+    ``count`` if fewer): at least ``count`` per engine, then more rounds while an engine's
+    round p50 is still 10 % below its previous round's (a JVM still compiling), up to 5 x
+    ``count``. Reported: the retrievals per engine, and each engine's p50 total (ms,
+    embedding included) in the first and the last round."""
+    from kgdb.measure import summary
+    from kgdb.retrieve.metaqa import oracle_pattern
+    from kgdb.retrieve.simgrag import search
+
+    hops = [qs for _, qs in sorted(by_hop.items()) if qs]
+    if not hops or count <= 0:
+        return {"retrievals": 0}
+    size = min(WARMUP_ROUND, count)
+    rounds: dict[str, list[float]] = {name: [] for name in stores}
+    done = 0
+    while True:
+        times: dict[str, list[float]] = {name: [] for name in stores}
+        for i in range(done, done + size):
+            qs = hops[i % len(hops)]
+            q = qs[(i // len(hops)) % len(qs)]
+            for name, store in stores.items():
+                started = time.perf_counter()
+                search(store, embedder, oracle_pattern(q), **options)
+                times[name].append((time.perf_counter() - started) * 1000)
+        done += size
+        for name, t in times.items():
+            rounds[name].append(summary(t)["p50"])
+        settling = any(len(r) > 1 and r[-1] < 0.9 * r[-2] for r in rounds.values())
+        if done >= 5 * count or (done >= count and not settling):
+            break
+    return {"retrievals": done, "rounds_p50_ms": rounds}
 
 
 def _same_gsds(a: list[float], b: list[float]) -> bool:

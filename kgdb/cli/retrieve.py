@@ -217,11 +217,16 @@ def eval_metaqa_command(questions_files: tuple[Path, ...], patterns: str, k: int
                    "--graph), neo4j (KGDB_URI, with kgdb's plugin where loaded), neo4j-cypher "
                    "(KGDB_URI, plain Cypher). The first is the reference for GSD agreement "
                    "and paired ratios.")
+@click.option("--warmup", type=click.IntRange(0), default=None,
+              help="--engines: at least N unmeasured retrievals per engine first, the hops "
+                   "taking turns, more (up to 5 N) while the latency still falls by 10 % per "
+                   "round of 50 (default 200: a Neo4j started just before needs 150 or more "
+                   "to warm its JIT and caches; the report shows each round's p50).")
 @json_option
 def bench_retrieve_command(questions_files: tuple[Path, ...], documents_file: Path | None,
                            modes: tuple[str, ...], k: int, kn: int, kr: int, kt: int,
                            engine: str, distinct: str, limit: int | None,
-                           engines: str | None, as_json: bool) -> None:
+                           engines: str | None, warmup: int | None, as_json: bool) -> None:
     """Latency percentiles of SimGRAG retrieval, split into embedding, vector search, matching;
     with --documents, of every document retrieval mode (p50/p90 per mode, excluding the
     question's embedding); with --engines, several databases side by side."""
@@ -230,9 +235,14 @@ def bench_retrieve_command(questions_files: tuple[Path, ...], documents_file: Pa
         return
     if not questions_files:
         raise click.UsageError("give --questions (MetaQA) or --documents")
+    if warmup is not None and engines is None:
+        raise click.UsageError("--warmup goes with --engines")
     if engines is not None:
+        from kgdb.bench import SIDE_BY_SIDE_WARMUP
+
         _bench_side_by_side(questions_files, engines, limit, as_json, k=k, k_nodes=kn,
-                            k_relations=kr, k_types=kt, engine=engine, distinct=distinct)
+                            k_relations=kr, k_types=kt, engine=engine, distinct=distinct,
+                            warmup=SIDE_BY_SIDE_WARMUP if warmup is None else warmup)
         return
     report = _metaqa_run(questions_files, "oracle", limit, k=k, k_nodes=kn,
                          k_relations=kr, k_types=kt, engine=engine, distinct=distinct)
@@ -305,6 +315,10 @@ def _bench_side_by_side(questions_files: tuple[Path, ...], engines: str, limit: 
                f"{m['load_average_at_end']}")
     for name, info in report["engines"].items():
         click.echo(f"{name}: {info['address']}; {info['index_state']['vector_search']}")
+    w = report["warmup"]
+    click.echo(f"warm-up: {w['retrievals']} retrievals per engine; p50 ms per round: "
+               + "; ".join(f"{name} " + " ".join(f"{v:.1f}" for v in rounds)
+                           for name, rounds in w.get("rounds_p50_ms", {}).items()))
     for hop, row in report["hops"].items():
         click.echo(f"{hop} ({row['questions']} questions, load {row['load_average']})")
         for name in names:

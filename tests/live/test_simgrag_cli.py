@@ -274,9 +274,14 @@ def test_bench_retrieve_side_by_side(falkordb_store, neo4j_store, embedder, tmp_
     questions = tmp_path / "dev.tsv"
     questions.write_text(QUESTIONS)
     result = kgdb("bench", "retrieve", "--questions", str(questions), "--engines",
-                  "falkordb,neo4j,neo4j-cypher", "--json")
+                  "falkordb,neo4j,neo4j-cypher", "--warmup", "7", "--json")
     assert result.exit_code == 0, result.err
     report = json.loads(result.output)
+    warmup = report["warmup"]
+    rounds = warmup["rounds_p50_ms"]  # rounds of 7 until no engine gets 10 % faster, <= 35
+    assert 7 <= warmup["retrievals"] <= 35 and warmup["retrievals"] % 7 == 0
+    assert set(rounds) == {"falkordb", "neo4j", "neo4j-cypher"}
+    assert all(len(r) == warmup["retrievals"] // 7 and min(r) > 0 for r in rounds.values())
     assert report["machine"]["cores"] >= 1 and len(report["machine"]["load_average_at_end"]) == 3
     assert set(report["hops"]) == {"1-hop", "2-hop"}
     for row in report["hops"].values():
@@ -298,7 +303,14 @@ def test_bench_retrieve_side_by_side(falkordb_store, neo4j_store, embedder, tmp_
     entity = next(i for i in exact["indexes"] if i["index"] == "kgdb_entity_embedding_vector")
     assert entity["state"] == "current" and entity["rows"] == falkordb_store.run(
         Statement("MATCH (n:Entity) RETURN count(n)")).value(0)
-    text = kgdb("bench", "retrieve", "--questions", str(questions), "--engines", "neo4j,falkordb")
+    text = kgdb("bench", "retrieve", "--questions", str(questions), "--engines", "neo4j,falkordb",
+                "--warmup", "0")
     assert text.exit_code == 0 and "GSDs equal 1/1" in text.output and "load" in text.output
+    assert "warm-up: 0 retrievals per engine" in text.output
+    again = kgdb("bench", "retrieve", "--questions", str(questions), "--engines", "falkordb",
+                 "--warmup", "2")
+    assert again.exit_code == 0 and "warm-up: " in again.output and "falkordb " in again.output
+    alone = kgdb("bench", "retrieve", "--questions", str(questions), "--warmup", "5")
+    assert alone.exit_code == 2 and "--warmup goes with --engines" in alone.err
     bad = kgdb("bench", "retrieve", "--questions", str(questions), "--engines", "falkordb,mysql")
     assert bad.exit_code == 2 and "--engines: give distinct names among" in bad.err
