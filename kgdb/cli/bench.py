@@ -85,17 +85,10 @@ def bench_procedures(ctx: Context, question: str, options_json: str, runs: int,
                      evidence_only: bool, as_json: bool) -> None:
     """Latency of CALL custom.kgdb.ask (Neo4j, procedures installed, kgdb serve running)
     against the same question answered in-process as kgdb ask does."""
-    import json
 
     from kgdb.bench import bench_procedures as run
-    from kgdb.errors import ConfigError
 
-    try:
-        options = json.loads(options_json)
-    except ValueError as exc:
-        raise ConfigError(f"--options is not JSON: {exc}") from None
-    if not isinstance(options, dict):
-        raise ConfigError("--options must be a JSON object")
+    options = _json_object(options_json, "--options")
     result = run(ctx.store, ctx.embedder, question, options, runs=runs,
                  answer=not evidence_only)
     _show(result, as_json)
@@ -117,18 +110,12 @@ def bench_bi(ctx: Context, text: str, rule_files: tuple[str, ...], facts_json: s
     """Latency of what BI tools call on Neo4j: kgdb.entities (kgdb's plugin) and
     custom.kgdb.entities (APOC Extended), and each rule set's ask-time, directly and as
     custom.kgdb.rules.NAME."""
-    import json
 
     from kgdb.bench import bench_bi as run
     from kgdb.cli.rules import read_rules
     from kgdb.errors import ConfigError
 
-    try:
-        facts = json.loads(facts_json)
-    except ValueError as exc:
-        raise ConfigError(f"--facts is not JSON: {exc}") from None
-    if not isinstance(facts, dict):
-        raise ConfigError("--facts must be a JSON object")
+    facts = _json_object(facts_json, "--facts")
     rules = {}
     for spec in rule_files:
         name, _, path = spec.rpartition("=")
@@ -155,3 +142,18 @@ def bench_embed(models: tuple[str, ...], count: int, rounds: int, as_json: bool)
     from kgdb.bench import bench_embed as run
 
     _show(run(list(models), count, rounds), as_json)
+
+
+def _json_object(text: str, flag: str) -> dict[str, Any]:
+    """``text`` as a JSON object, or a one-line error naming ``flag``."""
+    import json
+
+    from kgdb.errors import ConfigError
+
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"{flag} is not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"{flag} must be a JSON object")
+    return value

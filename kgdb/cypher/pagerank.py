@@ -317,12 +317,8 @@ def seeds(d: Dialect, vector: Sequence[float], *, named: Sequence[str], sentence
             "RETURN 'question' AS kind, id(p) AS node, p.id AS id, chunks, null AS distance, "
             "null AS text, null AS phrases, null AS via")
     if sentences:
-        k = p.add("sentences", int(sentences))
-        beam = p.add("sentence_beam", max(int(sentences), SEED_BEAM))
         parts.append(
-            f"{d.vector_search_call(SENTENCE, 'embedding', beam, vec)}\n"
-            f"WITH node, {d.score_to_l2('score')} AS distance\n"
-            f"ORDER BY distance ASC, node.id ASC LIMIT {k}\n"
+            f"{_nearest(d, p, SENTENCE, 'sentence', int(sentences), vec)}"
             f"OPTIONAL MATCH (node)-[:{NAMES}]->(p:{PHRASE})\n"
             f"OPTIONAL MATCH (p)-[:{PHRASE_IN}]->(c:{CHUNK})\n"
             "WITH node, distance, p, count(c) AS chunks\n"
@@ -331,22 +327,14 @@ def seeds(d: Dialect, vector: Sequence[float], *, named: Sequence[str], sentence
             "RETURN 'sentence' AS kind, null AS node, node.id AS id, null AS chunks, distance, "
             "node.text AS text, phrases, null AS via")
     if names:
-        k = p.add("names", int(names))
-        beam = p.add("name_beam", max(int(names), SEED_BEAM))
         parts.append(
-            f"{d.vector_search_call(PHRASE, 'embedding', beam, vec)}\n"
-            f"WITH node, {d.score_to_l2('score')} AS distance\n"
-            f"ORDER BY distance ASC, node.id ASC LIMIT {k}\n"
+            f"{_nearest(d, p, PHRASE, 'name', int(names), vec)}"
             f"OPTIONAL MATCH (node)-[:{PHRASE_IN}]->(c:{CHUNK})\n"
             "WITH node, distance, count(c) AS chunks\n"
             "RETURN 'name' AS kind, id(node) AS node, node.id AS id, chunks, distance, "
             "null AS text, null AS phrases, null AS via")
     if passages or bridges:
-        k = p.add("passages", max(int(passages), 1))
-        beam = p.add("passage_beam", max(int(passages), SEED_BEAM))
-        nearest = (f"{d.vector_search_call(CHUNK, 'embedding', beam, vec)}\n"
-                   f"WITH node, {d.score_to_l2('score')} AS distance\n"
-                   f"ORDER BY distance ASC, node.id ASC LIMIT {k}\n")
+        nearest = _nearest(d, p, CHUNK, "passage", max(int(passages), 1), vec)
         if passages:
             parts.append(
                 f"{nearest}RETURN 'passage' AS kind, id(node) AS node, node.id AS id, "
@@ -364,6 +352,17 @@ def seeds(d: Dialect, vector: Sequence[float], *, named: Sequence[str], sentence
         return None
     body = "\nUNION ALL\n".join(parts)
     return Statement(f"CALL {{\n{body}\n}}\nRETURN {SEED_COLUMNS}", p.values)
+
+
+def _nearest(d: Dialect, p: Params, label: str, name: str, k: int, vector: str) -> str:
+    """The head of a seed search: the ``k`` ``label`` nodes nearest ``vector`` (parameters
+    ``<name>s`` and ``<name>_beam``: the index is asked for at least SEED_BEAM), as rows
+    ``node, distance`` (L2), nearest first."""
+    limit = p.add(f"{name}s", k)
+    beam = p.add(f"{name}_beam", max(k, SEED_BEAM))
+    return (f"{d.vector_search_call(label, 'embedding', beam, vector)}\n"
+            f"WITH node, {d.score_to_l2('score')} AS distance\n"
+            f"ORDER BY distance ASC, node.id ASC LIMIT {limit}\n")
 
 
 def phrase_names() -> Statement:
