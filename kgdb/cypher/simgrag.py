@@ -38,13 +38,22 @@ class MatchPlan:
 class PrunedMatch:
     """The top-k statement with the paper's lower bound (equation 11) applied set-wise: after
     expansion step ``s`` the partial GSD plus the sum of the minimum distances still unmatched
-    must not exceed a bound tau, given per run (:meth:`at`); the text is built once."""
+    must not exceed a bound tau; only matches with a GSD above ``above`` are returned, at most
+    ``limit`` of them. Two texts, each built once: ``ranked`` orders the rows by GSD (the
+    engine reads every match up to tau), ``level`` does not (for a tau that admits a single
+    achievable GSD above ``above``: every row is tied, so the engine stops reading after
+    ``limit`` rows, in its own deterministic order)."""
 
-    statement: Statement
-    tau_param: str
+    ranked: Statement
+    level: Statement
 
-    def at(self, tau: float) -> Statement:
-        return self.statement.with_params(**{self.tau_param: tau})
+    def at(self, tau: float, *, above: float = -1.0, limit: int | None = None,
+           ordered: bool = True) -> Statement:
+        statement = self.ranked if ordered else self.level
+        params: dict[str, float | int] = {"tau": tau, "above": above}
+        if limit is not None:
+            params["k"] = int(limit)
+        return statement.with_params(**params)
 
 
 def _arrow(linked: LinkedPattern, j: int, left: int, rel: str) -> str:
@@ -62,23 +71,23 @@ def match_topk(dialect: Dialect, linked: LinkedPattern, plan: MatchPlan, *, k: i
     GSD is the paper's equation (3): the sum of the candidates' distances for known nodes
     and relations (unknowns add nothing), added in canonical order (nodes by index, then
     edges by index) so that every engine computes bit-identical sums. Ties are broken by
-    the matched node ids (in node order), then by each edge's type and start node id.
+    the engine's own (deterministic) order: among subgraphs of equal GSD any may be returned.
     Rows: ``gsd, ids, names, triples`` (``[start id, type, end id]`` per edge).
     """
-    return _match(dialect, linked, plan, k, label, None)[0]
+    return _match(dialect, linked, plan, k, label, None)
 
 
 def match_topk_pruned(dialect: Dialect, linked: LinkedPattern, plan: MatchPlan, *, k: int,
                       remaining: Sequence[float], label: str = ENTITY) -> PrunedMatch:
     """:func:`match_topk` cutting, after expansion step ``s``, every partial match whose GSD so
     far plus ``remaining[s]`` exceeds the run's tau (see :class:`PrunedMatch`)."""
-    statement, tau = _match(dialect, linked, plan, k, label, tuple(remaining))
-    assert tau is not None
-    return PrunedMatch(statement, tau)
+    return PrunedMatch(_match(dialect, linked, plan, k, label, tuple(remaining)),
+                       _match(dialect, linked, plan, k, label, tuple(remaining),
+                              ordered=False))
 
 
 def _match(dialect: Dialect, linked: LinkedPattern, plan: MatchPlan, k: int, label: str,
-           remaining: tuple[float, ...] | None) -> tuple[Statement, str | None]:
+           remaining: tuple[float, ...] | None, ordered: bool = True) -> Statement:
     prune = remaining is not None
     p = Params()
     node_label = dialect.labels([label])
@@ -107,6 +116,8 @@ def _match(dialect: Dialect, linked: LinkedPattern, plan: MatchPlan, k: int, lab
         return ", ".join(names + list(dist_vars.values()))
 
     tau = p.add("tau", None) if remaining is not None else ""
+    above = p.add("above", -1.0) if remaining is not None else ""
+    assert (tau, above) in (("", ""), ("$tau", "$above"))  # the names PrunedMatch.at sets
 
     def prune_clause(step: int) -> str:
         if remaining is None:
@@ -171,18 +182,23 @@ def _match(dialect: Dialect, linked: LinkedPattern, plan: MatchPlan, k: int, lab
     gsd = " + ".join(terms) if terms else "0.0"
     node_vars = [f"n{i}" for i in range(len(linked.nodes))]
     edge_vars = [f"r{j}" for j in range(len(linked.edges))]
-    order_keys = ["gsd ASC"] + [f"{v}.id ASC" for v in node_vars]
-    for r in edge_vars:
-        order_keys += [f"type({r}) ASC", f"startNode({r}).id ASC"]
-    lines.append(f"WITH {', '.join(node_vars + edge_vars)}, {gsd} AS gsd")
-    lines.append("ORDER BY " + ", ".join(order_keys))
-    lines.append(f"LIMIT {p.add('k', int(k))}")
+    matched = ", ".join(node_vars + edge_vars)
+    if prune:
+        lines.append(f"WITH {matched}, {gsd} AS gsd\nWHERE gsd > {above}")
+        lines.append(f"WITH {matched}, gsd")
+    else:
+        lines.append(f"WITH {matched}, {gsd} AS gsd")
+    if ordered:  # by GSD only: ties stay in the engine's order, so its top-k sort is cheap
+        lines.append("ORDER BY gsd ASC")
+    limit = p.add("k", int(k))
+    assert limit == "$k"
+    lines.append(f"LIMIT {limit}")
     triples = ", ".join(f"[startNode({r}).id, type({r}), endNode({r}).id]" for r in edge_vars)
     lines.append(
         f"RETURN gsd, [{', '.join(v + '.id' for v in node_vars)}] AS ids, "
         f"[{', '.join(v + '.name' for v in node_vars)}] AS names, [{triples}] AS triples"
     )
-    return Statement("\n".join(lines), p.values), (tau[1:] if tau else None)
+    return Statement("\n".join(lines), p.values)
 
 
 def match_native(dialect: Dialect, linked: LinkedPattern, plan: MatchPlan, *, k: int,

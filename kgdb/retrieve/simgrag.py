@@ -12,7 +12,11 @@ component of the pattern, by Graph Semantic Distance (equation 3), with one of t
     the fewest candidates and expanded in DFS order. With ``prune`` (the default) it also
     applies the paper's lower bound (equation 11) set-wise: rows whose partial GSD plus the
     remaining minimum distances exceed a bound tau are cut, and tau grows until k subgraphs
-    with GSD <= tau are found (then no better one can have been cut).
+    with GSD <= tau are found (then no better one can have been cut). Tau first steps
+    through the achievable GSDs one at a time, each run asking only for the matches above
+    the previous tau (those below are complete) and, unordered, only for as many as are
+    still wanted, so the database stops reading at the k-th however many paths tie there;
+    then larger steps, whose rows are ranked by GSD.
 
 ``optimized``
     The paper's Algorithm 1 with pruning and greedy order (section 5.2), driven from Python:
@@ -31,9 +35,14 @@ component of the pattern, by Graph Semantic Distance (equation 3), with one of t
     plugin; components with a known node and no property constraints); asking for ``native``
     on a store without it is an error. :attr:`Retrieval.paths` says what ran.
 
-All return the same top-k GSDs; ties are broken the same way (matched node ids in node order,
-then each edge's type and start node id), and GSDs are summed in the same canonical order
-from the same candidate distances, so both engines return bit-identical values.
+All return the same top-k GSDs: they sum the same candidate distances in the same canonical
+order, so every engine returns bit-identical values, those of a brute-force search. Among
+subgraphs of exactly equal GSD each engine returns the ones it finds first, so that it can
+stop early (a pattern through a hub can have tens of thousands of paths at one GSD): the
+``cypher`` engine in the database's reading order, ``optimized`` and ``native`` depth first
+in the order of the candidates and of the store's relationships. Every engine is
+deterministic (the same store and pattern give the same subgraphs), but two engines may
+return different subgraphs of a tied GSD.
 """
 
 from __future__ import annotations
@@ -73,6 +82,14 @@ pruning (GSD units: MiniLM L2 distances lie in [0, 2]); a slack below the next a
 sum of candidate distances is skipped."""
 SMALL_ANCHOR = 64
 """A one-edge component anchored on at most this many candidates runs unpruned."""
+LEVEL_GROWTH = 4
+"""The pruned Cypher engine's tau schedule: its first two runs each take one achievable GSD
+(then every row is tied, and the engine stops reading after the rows still wanted, however
+many subgraphs tie there), the next ones 4, 16, 64... achievable GSDs at once (ranked by
+GSD), until the sums below tau exceed :func:`_next_level`'s budget; then the slack
+schedule."""
+MAX_SPAN = 256
+"""The most achievable GSDs one run of the tau schedule takes before the slack schedule."""
 
 
 class RetrievalError(KgdbError):
@@ -234,8 +251,8 @@ def _cypher_engine(store: GraphStore, linked: LinkedPattern, component: int,
         return store.run(statement).records()
 
     if not settings.prune:
-        return _rows_to_subgraphs(run(cy.match_topk(store.dialect, linked, plan, k=settings.k,
-                                                    label=settings.label)), component, linked)
+        return _by_gsd(_rows_to_subgraphs(run(cy.match_topk(
+            store.dialect, linked, plan, k=settings.k, label=settings.label)), component, linked))
     # Lower bounds of what is still unmatched after each step (equations 9 and 10).
     minima = _minima(linked)
     n_nodes = len(linked.nodes)
@@ -259,49 +276,67 @@ def _cypher_engine(store: GraphStore, linked: LinkedPattern, component: int,
         # One edge from a few anchors: the whole expansion costs about one pruned run, and
         # the tau loop often needed two to four (measured on 100 MetaQA 1-hop questions at
         # k(n) = 16: 2.5 runs per question).
-        return _rows_to_subgraphs(run(cy.match_topk(store.dialect, linked, plan,
-                                                    k=settings.k, label=settings.label)),
-                                  component, linked)
+        return _by_gsd(_rows_to_subgraphs(run(cy.match_topk(
+            store.dialect, linked, plan, k=settings.k, label=settings.label)), component, linked))
     pruned = cy.match_topk_pruned(store.dialect, linked, plan, k=settings.k,
                                   remaining=remaining, label=settings.label)
     levels = [sorted(set(d.values())) for d in [*node_d, *edge_d] if d]
-    tau = min(lower, upper)
+    found: list[dict[str, Any]] = []  # every match with a GSD up to ``done``
+    done = -1.0
+    tau, exact, runs = min(lower, upper), True, 0  # nothing is achievable below ``lower``
     while True:
         # The in-query sum adds the bound last, not in canonical order: a relative 1e-9
         # of slack covers the rounding, and completeness is only claimed up to tau.
-        rows = run(pruned.at(tau + 1e-9 * (1.0 + abs(tau))))
-        if tau >= upper or (len(rows) >= settings.k
-                            and float(rows[settings.k - 1]["gsd"]) <= tau):
-            return _rows_to_subgraphs(rows, component, linked)
+        cut = tau + 1e-9 * (1.0 + abs(tau))
+        want = settings.k - len(found)
+        rows = run(pruned.at(cut, above=done, limit=want, ordered=not exact))
+        runs += 1
+        if len(rows) >= want or tau >= upper:
+            return _by_gsd(_rows_to_subgraphs(found + rows, component, linked))
+        # Fewer than wanted: every match with a GSD in (done, cut] has been read.
+        found += rows
+        done = cut
+        # No match has a GSD strictly between two sums of candidate distances: tau steps
+        # from one such sum to the next, then over 4, 16, ... of them (the work of a run
+        # grows with the candidates under tau), each run a single GSD or ranked.
+        span = LEVEL_GROWTH ** (runs - 1)
+        level = _next_level(levels, done, count=span) if span <= MAX_SPAN else None
+        if level is not None:
+            tau, exact = min(level, upper), span == 1
+            continue
         slacks = [lower + slack for slack in PRUNE_SLACKS if lower + slack > tau]
-        if not slacks:
-            break
-        # No match has a GSD strictly between tau and the next sum of candidate distances:
-        # a tau below that sum would find nothing new.
-        level = _next_level(levels, tau)
-        tau = min(max(slacks[0], level if level is not None else slacks[0]), upper)
-    return _rows_to_subgraphs(run(cy.match_topk(store.dialect, linked, plan, k=settings.k,
-                                                label=settings.label)), component, linked)
+        nearest = _next_level(levels, done)
+        tau = min(max(slacks[0], nearest if nearest is not None else slacks[0]), upper) \
+            if slacks else upper
+        exact = tau == nearest
 
 
-def _next_level(levels: Sequence[Sequence[float]], above: float,
-                budget: int = 256) -> float | None:
-    """The smallest sum of one value from each of ``levels`` (ascending lists) that exceeds
-    ``above``: every GSD of a complete match is such a sum. None when more than ``budget``
-    sums lie at or below ``above`` (the caller's slack schedule is used instead). The budget
-    bounds the cost per failed run: 4,096 took 19 ms with four lists of 2,048 distances,
-    256 about 1 ms."""
+def _by_gsd(subgraphs: list[Subgraph]) -> list[Subgraph]:
+    """Ascending GSD; subgraphs of equal GSD keep the order the engine gave them."""
+    return sorted(subgraphs, key=lambda s: s.gsd)
+
+
+def _next_level(levels: Sequence[Sequence[float]], above: float, budget: int = 256,
+                count: int = 1) -> float | None:
+    """The ``count``-th smallest distinct sum of one value from each of ``levels`` (ascending
+    lists) that exceeds ``above``: every GSD of a complete match is such a sum. None when
+    there is none, or when more than ``budget`` sums (plus four per ``count``) lie below it
+    (the caller's slack schedule is used instead). The budget bounds the cost per run: 4,096
+    sums took 19 ms with four lists of 2,048 distances, 256 about 1 ms."""
     if not levels:
         return None
     start = (0,) * len(levels)
     heap = [(math.fsum(values[0] for values in levels), start)]
     seen = {start}
-    for _ in range(budget):
+    found: list[float] = []
+    for _ in range(budget + 4 * count):
         if not heap:
             return None
         total, index = heapq.heappop(heap)
-        if total > above:
-            return total
+        if total > above and (not found or total > found[-1]):
+            found.append(total)
+            if len(found) == count:
+                return total
         for i, values in enumerate(levels):
             if index[i] + 1 < len(values):
                 step = (*index[:i], index[i] + 1, *index[i + 1:])
@@ -314,18 +349,18 @@ def _next_level(levels: Sequence[Sequence[float]], above: float,
 
 @dataclass(order=True)
 class _State:
-    """A partial or complete mapping, ordered by (lower bound, tie-break key, partial first).
+    """A partial or complete mapping, ordered by (lower bound, deepest first, first pushed).
 
-    A complete mapping's key is its tie-break key; a partial one's is the prefix of that key
-    its completions share (assigned node ids up to the first unassigned one), which sorts
-    at or before every completion's key. So a complete mapping pops only after every partial
-    mapping that could still complete to a smaller (GSD, key), and within a plateau of equal
-    bounds the search runs depth-first in key order instead of expanding the whole plateau.
+    Within a plateau of equal bounds the search runs depth first (a complete mapping before
+    any partial one, a deeper partial one before a shallower), so it stops as soon as k
+    mappings are complete however many tie: a complete mapping pops only after every mapping
+    with a smaller bound, so its GSD is among the k smallest. Equal (bound, depth) pop in
+    the order they were pushed, which follows the candidates' order and the rows' order of
+    the expansion statements: deterministic for the same store.
     """
 
     bound: float
-    key: tuple[str, ...]
-    complete: int
+    depth: int
     seq: int
     nodes: tuple[str | None, ...] = field(compare=False)
     names: tuple[str | None, ...] = field(compare=False)
@@ -367,19 +402,8 @@ def _optimized_engine(store: GraphStore, linked: LinkedPattern, component: int,
     def push(nodes: tuple[str | None, ...], names: tuple[str | None, ...],
              node_d: tuple[float | None, ...], edges_: tuple[tuple[str, str, str] | None, ...],
              edge_d: tuple[float | None, ...], step: int) -> None:
-        complete = step == len(plan.order)
-        key: list[str] = []
-        for x in nodes:
-            if x is None:
-                break
-            key.append(x)
-        else:
-            for e in edges_:
-                if e is None:
-                    break
-                key += [e[1], e[0]]
-        heapq.heappush(heap, _State(bound_of(node_d, edge_d), tuple(key), int(complete),
-                                    next(counter), nodes, names, node_d, edges_, edge_d, step))
+        heapq.heappush(heap, _State(bound_of(node_d, edge_d), -step, next(counter), nodes,
+                                    names, node_d, edges_, edge_d, step))
 
     # Start: the anchor's candidates, best first (the greedy order of lines 4-5).
     anchor = plan.anchor
@@ -397,7 +421,7 @@ def _optimized_engine(store: GraphStore, linked: LinkedPattern, component: int,
     cache: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     while heap and len(results) < settings.k:
         state = heapq.heappop(heap)
-        if state.complete:
+        if state.step == len(plan.order):
             results.append(Subgraph(
                 gsd=state.bound, component=component,
                 node_ids=tuple(str(x) for x in state.nodes),

@@ -179,8 +179,22 @@ def test_anchor_is_the_node_with_fewest_candidates() -> None:
 def test_gsd_is_summed_in_canonical_order() -> None:
     text = _text(FalkorDBDialect(), "cycle")
     assert "dn0 + dn1 + dn2 + dr0 + dr1 + dr2 AS gsd" in text
-    assert ("ORDER BY gsd ASC, n0.id ASC, n1.id ASC, n2.id ASC, type(r0) ASC, "
-            "startNode(r0).id ASC") in text
+    assert "\nORDER BY gsd ASC\nLIMIT $k\n" in text  # ties in the engine's order
+
+
+def test_pruned_match_has_a_ranked_and_an_unordered_text() -> None:
+    """The pruned engine's two texts differ only in ranking: the unordered one (one
+    achievable GSD per run: every row tied) lets the engine stop after ``limit`` rows."""
+    lp = linked(pattern_from_triples(SHAPES["three_hops"]))
+    plan = cy.plan_match(lp)
+    pruned = cy.match_topk_pruned(FalkorDBDialect(), lp, plan, k=3, remaining=[0.5] * 4)
+    ranked = pruned.at(1.25, above=0.5, limit=2)
+    level = pruned.at(1.25, above=0.5, limit=2, ordered=False)
+    assert ranked.text.replace("\nORDER BY gsd ASC", "") == level.text
+    assert "ORDER BY" not in level.text
+    assert "WHERE gsd > $above" in level.text
+    assert level.params["tau"] == 1.25 and level.params["above"] == 0.5
+    assert level.params["k"] == 2 and ranked.params == level.params
 
 
 def test_exact_l2_per_dialect() -> None:

@@ -27,15 +27,15 @@ import org.neo4j.procedure.TerminationGuard;
  *
  * <p>A best-first search over partial mappings ordered by their lower bound (equations 9-11:
  * the distances matched so far plus, for every known item still unmatched, its smallest
- * candidate distance), then by a tie-break key, then partial before complete. The key of a
- * complete mapping is (node ids in node order, then each edge's type and start node id): the
- * order of kgdb's Cypher statement ({@code ORDER BY gsd, n0.id, ..., type(r0),
- * startNode(r0).id, ...}). A partial mapping's key is the prefix its completions share, which
- * sorts at or before each of them, so a complete mapping is taken only after every partial one
- * that could still complete to a smaller (GSD, key); within a plateau of equal bounds the search
- * runs depth-first in key order and stops as soon as k are found (early stopping among ties).
- * GSDs are summed in canonical order (nodes by index, then edges by index, unknown items
- * skipped) in double precision, bit-identical to kgdb's Python and Cypher engines.
+ * candidate distance), then deepest first (a complete mapping before any partial one), then in
+ * the order they were pushed. A complete mapping is taken only after every mapping with a
+ * smaller bound, so its GSD is among the k smallest; within a plateau of equal bounds the
+ * search runs depth first and stops as soon as k are complete, however many subgraphs tie
+ * (a pattern through a hub can have tens of thousands of paths at one GSD). Among equal GSDs
+ * the subgraphs returned are the first found: in the candidates' order (distance, then id)
+ * and the store's relationship order, deterministic for the same store. GSDs are summed in
+ * canonical order (nodes by index, then edges by index, unknown items skipped) in double
+ * precision, bit-identical to kgdb's Python and Cypher engines.
  *
  * <p>The component map (built by kgdb/cypher/simgrag.py {@code native_component}): {@code label},
  * {@code anchor}, {@code order} (edge indexes, each with one end already bound when it comes),
@@ -148,20 +148,9 @@ public class SimGrag {
         return Integer.compare(a.length() - i, b.length() - j);
     }
 
-    static int compareKeys(String[] a, String[] b) {
-        int n = Math.min(a.length, b.length);
-        for (int i = 0; i < n; i++) {
-            int c = compareCodePoints(a[i], b[i]);
-            if (c != 0) return c;
-        }
-        return Integer.compare(a.length, b.length);
-    }
-
     /** A partial or complete mapping. */
     private static final class State implements Comparable<State> {
         final double bound;
-        final String[] key;
-        final int complete;
         final long seq;
         final Node[] nodes;
         final String[] ids;
@@ -170,11 +159,9 @@ public class SimGrag {
         final Double[] edgeD;
         final int step;
 
-        State(double bound, String[] key, int complete, long seq, Node[] nodes, String[] ids,
-              Double[] nodeD, Relationship[] rels, Double[] edgeD, int step) {
+        State(double bound, long seq, Node[] nodes, String[] ids, Double[] nodeD,
+              Relationship[] rels, Double[] edgeD, int step) {
             this.bound = bound;
-            this.key = key;
-            this.complete = complete;
             this.seq = seq;
             this.nodes = nodes;
             this.ids = ids;
@@ -188,9 +175,7 @@ public class SimGrag {
         public int compareTo(State o) {
             int c = Double.compare(bound, o.bound);
             if (c != 0) return c;
-            c = compareKeys(key, o.key);
-            if (c != 0) return c;
-            c = Integer.compare(complete, o.complete);
+            c = Integer.compare(o.step, step);  // deepest first
             return c != 0 ? c : Long.compare(seq, o.seq);
         }
     }
@@ -296,28 +281,11 @@ public class SimGrag {
         }
 
         void push(Node[] nodes, String[] ids, Double[] nodeD, Relationship[] rels, Double[] edgeD, int step) {
-            List<String> key = new ArrayList<>(n + 2 * m);
-            boolean all = true;
-            for (int i = 0; i < n; i++) {
-                if (ids[i] == null) {
-                    all = false;
-                    break;
-                }
-                key.add(ids[i]);
-            }
-            if (all) {
-                for (int j = 0; j < m; j++) {
-                    if (rels[j] == null) break;
-                    key.add(rels[j].getType().name());
-                    key.add(idOf(rels[j].getStartNode()));
-                }
-            }
             if (seq >= maxStates) {
                 throw new IllegalStateException(P + "more than " + maxStates
                         + " partial matches; narrow the pattern or lower k(n)");
             }
-            heap.add(new State(bound(nodeD, edgeD), key.toArray(new String[0]), step == m ? 1 : 0,
-                    seq++, nodes, ids, nodeD, rels, edgeD, step));
+            heap.add(new State(bound(nodeD, edgeD), seq++, nodes, ids, nodeD, rels, edgeD, step));
         }
 
         boolean fits(Node node, int i) {
@@ -351,7 +319,7 @@ public class SimGrag {
             while (!heap.isEmpty() && results.size() < k) {
                 State st = heap.poll();
                 if ((++popped & 1023) == 0) guard.check();
-                if (st.complete == 1) {
+                if (st.step == m) {
                     results.add(result(st));
                 } else {
                     expand(st);
@@ -385,8 +353,9 @@ public class SimGrag {
                     otherId = st.ids[w];
                 } else {
                     if (!fits(other, w)) continue;
-                    otherId = idOf(other);
+                    otherId = null;  // read when the mapping is returned
                     if (nodeCand[w] != null) {
+                        otherId = idOf(other);
                         d = nodeCand[w].get(otherId);
                         if (d == null) continue;
                     }
@@ -416,7 +385,8 @@ public class SimGrag {
         Match result(State st) {
             Match out = new Match();
             out.gsd = st.bound;
-            out.ids = Arrays.asList(st.ids);
+            out.ids = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) out.ids.add(st.ids[i] != null ? st.ids[i] : idOf(st.nodes[i]));
             out.names = new ArrayList<>(n);
             for (Node node : st.nodes) {
                 Object name = node.getProperty("name", null);
@@ -432,7 +402,7 @@ public class SimGrag {
 
     private static List<Map.Entry<String, Double>> sortedCandidates(Map<String, Double> cands) {
         List<Map.Entry<String, Double>> out = new ArrayList<>(cands.entrySet());
-        out.sort(Map.Entry.comparingByValue());
+        out.sort(Map.Entry.<String, Double>comparingByValue().thenComparing(Map.Entry.comparingByKey()));
         return out;
     }
 

@@ -374,22 +374,66 @@ class PluginTest {
             p.put("z", asMap(((Map<?, ?>) nodes.get(2)).get("candidates"), "id"));
             p.put("t0", asMap(((Map<?, ?>) edges.get(0)).get("types"), "type"));
             p.put("t1", asMap(((Map<?, ?>) edges.get(1)).get("types"), "type"));
-            // Every match, then sorted: the brute force the procedure must equal row for row.
+            // Every match, ranked by GSD: the brute force whose GSDs the procedure must equal
+            // row for row (distances are multiples of 1/4: many ties, every sum exact).
             List<Map<String, Object>> brute = rows(
                     "MATCH (a:Entity)-[r0]-(b:Entity)-[r1]-(c:Entity) "
                     + "WHERE a.id IN keys($a) AND c.id IN keys($z) AND type(r0) IN keys($t0) "
                     + "AND type(r1) IN keys($t1) AND r0 <> r1 AND a <> b AND b <> c AND a <> c "
-                    + "WITH a, b, c, r0, r1, $a[a.id] + $z[c.id] + $t0[type(r0)] + $t1[type(r1)] AS gsd "
-                    + "ORDER BY gsd, a.id, b.id, c.id, type(r0), startNode(r0).id, type(r1), startNode(r1).id "
-                    + "LIMIT $k RETURN gsd, [a.id, b.id, c.id] AS ids, "
-                    + "[[startNode(r0).id, type(r0), endNode(r0).id], [startNode(r1).id, type(r1), endNode(r1).id]] AS triples", p);
-            List<Map<String, Object>> got = rows("CALL kgdb.simgrag.match($c, $k) YIELD gsd, ids, names, triples "
-                    + "RETURN gsd, ids, triples", p);
+                    + "RETURN $a[a.id] + $z[c.id] + $t0[type(r0)] + $t1[type(r1)] AS gsd "
+                    + "ORDER BY gsd LIMIT $k", p);
+            String call = "CALL kgdb.simgrag.match($c, $k) YIELD gsd, ids, names, triples RETURN gsd, ids, triples";
+            List<Map<String, Object>> got = rows(call, p);
+            assertEquals(got, rows(call, p), "trial " + trial + ": deterministic");
             assertEquals(brute.size(), got.size(), "trial " + trial);
             for (int i = 0; i < got.size(); i++) {
-                assertEquals(brute.get(i).get("gsd"), got.get(i).get("gsd"), "trial " + trial + " row " + i);
-                assertEquals(brute.get(i).get("ids"), got.get(i).get("ids"), "trial " + trial + " row " + i);
+                Map<String, Object> row = got.get(i);
+                assertEquals(brute.get(i).get("gsd"), row.get("gsd"), "trial " + trial + " row " + i);
+                // each row a real match of the pattern, with the GSD of its candidates
+                Map<String, Object> q = new HashMap<>(p);
+                q.put("ids", row.get("ids"));
+                q.put("triples", row.get("triples"));
+                List<Map<String, Object>> check = rows(
+                        "MATCH (a:Entity {id: $ids[0]})-[r0]-(b:Entity {id: $ids[1]})-[r1]-(c:Entity {id: $ids[2]}) "
+                        + "WHERE r0 <> r1 AND a <> c AND [startNode(r0).id, type(r0), endNode(r0).id] = $triples[0] "
+                        + "AND [startNode(r1).id, type(r1), endNode(r1).id] = $triples[1] "
+                        + "RETURN $a[a.id] + $z[c.id] + $t0[type(r0)] + $t1[type(r1)] AS gsd LIMIT 1", q);
+                assertEquals(1, check.size(), "trial " + trial + " row " + i + " is no match");
+                assertEquals(row.get("gsd"), check.get(0).get("gsd"), "trial " + trial + " row " + i);
             }
+        }
+    }
+
+    /** A hub with hundreds of equally distant paths: the search stops after k of them (a
+     * partial-match budget far below the paths at that GSD is enough) and returns brute
+     * force's GSDs. */
+    @Test
+    void simgragMatchStopsEarlyAmongTies() {
+        db.executeTransactionally("UNWIND range(0, 399) AS i CREATE (h:Entity {id: 'hubleaf' + i, name: 'leaf'}) "
+                + "WITH h, i MERGE (x:Entity {id: 'hub', name: 'hub'}) CREATE (x)-[:acted_in]->(h) "
+                + "WITH h, i CREATE (h)-[:has_genre]->(:Entity {id: 'hubend' + i, name: 'end'})");
+        try {
+            List<Map<String, Object>> any = List.of(Map.of("type", "acted_in", "d", 0.5),
+                    Map.of("type", "has_genre", "d", 0.25));
+            Map<String, Object> n0 = new HashMap<>();
+            n0.put("candidates", List.of(Map.of("id", "hub", "d", 0.125)));
+            Map<String, Object> n1 = new HashMap<>();
+            n1.put("candidates", null);
+            Map<String, Object> c = new HashMap<>(Map.of("label", "Entity", "anchor", 0L, "order", List.of(0L, 1L),
+                    "nodes", List.of(n0, n1, n1),
+                    "edges", List.of(Map.of("source", 0L, "target", 1L, "directed", false, "types", any),
+                            Map.of("source", 1L, "target", 2L, "directed", false, "types", any)),
+                    "differ", List.of(List.of(true, true, true), List.of(true, true, true), List.of(true, true, true))));
+            c.put("maxStates", 1000L);  // 400 leaves + a few: far fewer than 400 * 2 paths
+            String call = "CALL kgdb.simgrag.match($c, 5) YIELD gsd, ids RETURN gsd, ids";
+            List<Map<String, Object>> got = rows(call, Map.of("c", c));
+            assertEquals(got, rows(call, Map.of("c", c)));
+            List<Object> gsds = new ArrayList<>();
+            for (Map<String, Object> row : got) gsds.add(row.get("gsd"));
+            // hub -acted_in- leaf -has_genre- end: 0.125 + 0.5 + 0.25, 400 times
+            assertEquals(List.of(0.875, 0.875, 0.875, 0.875, 0.875), gsds);
+        } finally {
+            db.executeTransactionally("MATCH (n:Entity) WHERE n.id STARTS WITH 'hub' DETACH DELETE n");
         }
     }
 
