@@ -22,10 +22,19 @@ home_option = click.option(
     help="Its folder (data, logs, password); default $KGDB_HOME/neo4j.")
 
 
-def _local_neo4j(ctx: Context, home: Path | None) -> Any:
+def _local_neo4j(ctx: Context, home: Path | None, **memory: str) -> Any:
     from kgdb.engine.neo4j_local import LocalNeo4j
 
-    return LocalNeo4j(home or ctx.settings.home / "neo4j")
+    return LocalNeo4j(home or ctx.settings.home / "neo4j", **memory)
+
+
+def _memory_size(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """A JVM / Neo4j memory size: digits and a unit k, m or g (``6g``)."""
+    import re
+
+    if not re.fullmatch(r"[1-9][0-9]{0,6}[kKmMgG]", value):
+        raise click.BadParameter(f"{value!r} is not a size like 512m or 6g")
+    return value.lower()
 
 
 def echo_stopped(stopped: bool, as_json: bool) -> None:
@@ -90,17 +99,23 @@ def _echo_settings(server: Any, state: Any, as_json: bool,
 @click.option("--with-service", is_flag=True,
               help="Also wire BI tools: a service token, APOC's settings, kgdb serve in the "
                    "background and kgdb's procedures installed (needs the serve extra).")
+@click.option("--heap", default="1g", show_default=True, callback=_memory_size,
+              help="The JVM heap (-Xms and -Xmx) when it starts. kgdb's plugin keeps an "
+                   "in-memory copy of a vector index only where it fits a quarter of the heap "
+                   "(919k x 384 floats: 1.4 GB, so 6g).")
+@click.option("--pagecache", default="512m", show_default=True, callback=_memory_size,
+              help="Neo4j's page cache when it starts.")
 @rules_option
 @json_option
 @pass_context
 def neo4j_start(ctx: Context, home: Path | None, port: int | None, service_url: str | None,
-                service_token_file: Path | None, with_service: bool,
+                service_token_file: Path | None, with_service: bool, heap: str, pagecache: str,
                 rule_specs: tuple[str, ...], as_json: bool) -> None:
     """Start it (or find it running) and print KGDB_URI, NEO4J_USERNAME and NEO4J_PASSWORD as
     `export NAME=value` lines for the shell: eval "$(kgdb neo4j start)"."""
     from kgdb.errors import ConfigError
 
-    server = _local_neo4j(ctx, home)
+    server = _local_neo4j(ctx, home, heap=heap, pagecache=pagecache)
     if rule_specs and not with_service:
         raise click.UsageError("--rules goes with --with-service")
     if with_service:

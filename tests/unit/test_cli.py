@@ -66,3 +66,26 @@ def test_every_verb_in_the_readme_exists() -> None:
         if result.exit_code != 0 and len(words) == 2:  # "kgdb load triples" vs "kgdb stats x"
             result = runner.invoke(cli, [words[0], "--help"])
         assert result.exit_code == 0, f"kgdb {verb}: {result.output}"
+
+
+def test_neo4j_start_sizes_the_heap_as_told(capsys, monkeypatch, tmp_path) -> None:
+    """`kgdb neo4j start --heap 6g --pagecache 1G` reaches the server's lifecycle (started
+    here by a stand-in that records the sizes); a size that is none is one usage line."""
+    from kgdb.engine.neo4j_local import LocalNeo4j
+    from kgdb.errors import EngineConnectionError
+
+    seen = {}
+
+    def ensure_started(self, port=None, **_):
+        seen.update(heap=self.heap, pagecache=self.pagecache)
+        raise EngineConnectionError("stand-in: not started")
+
+    monkeypatch.setattr(LocalNeo4j, "status", lambda self: None)
+    monkeypatch.setattr(LocalNeo4j, "ensure_started", ensure_started)
+    code, _, err = run_main(["neo4j", "start", "--home", str(tmp_path), "--heap", "6g",
+                             "--pagecache", "1G"], capsys)
+    assert code == 1 and "stand-in: not started" in err
+    assert seen == {"heap": "6g", "pagecache": "1g"}
+    code, _, err = run_main(["neo4j", "start", "--home", str(tmp_path), "--heap", "lots"],
+                            capsys)
+    assert code == 2 and "'lots' is not a size like 512m or 6g" in err
