@@ -299,24 +299,21 @@ public class SimGrag {
         }
 
         List<Match> run(int k) {
-            for (Map.Entry<String, Double> c : sortedCandidates(nodeCand[anchor])) {
-                try (ResourceIterator<Node> found = tx.findNodes(label, "id", c.getKey())) {
-                    while (found.hasNext()) {
-                        Node node = found.next();
-                        if (!fits(node, anchor)) continue;
-                        Node[] nodes = new Node[n];
-                        String[] ids = new String[n];
-                        Double[] nodeD = new Double[n];
-                        nodes[anchor] = node;
-                        ids[anchor] = c.getKey();
-                        nodeD[anchor] = c.getValue();
-                        push(nodes, ids, nodeD, new Relationship[m], new Double[m], 0);
-                    }
-                }
-            }
+            // Anchor candidates are looked up lazily, best first: one is pushed only when its
+            // bound is not above the best state's (floating-point sums are monotone in each
+            // term, so candidates sorted by distance are sorted by bound), so a search that
+            // ends among the first candidates never reads the others.
+            List<Map.Entry<String, Double>> anchors = sortedCandidates(nodeCand[anchor]);
+            int next = 0;
             List<Match> results = new ArrayList<>();
             long popped = 0;
-            while (!heap.isEmpty() && results.size() < k) {
+            while (results.size() < k) {
+                while (next < anchors.size()
+                        && (heap.isEmpty() || anchorBound(anchors.get(next).getValue()) <= heap.peek().bound)) {
+                    if ((next & 1023) == 1023) guard.check();
+                    pushAnchor(anchors.get(next++));
+                }
+                if (heap.isEmpty()) break;
                 State st = heap.poll();
                 if ((++popped & 1023) == 0) guard.check();
                 if (st.step == m) {
@@ -326,6 +323,28 @@ public class SimGrag {
                 }
             }
             return results;
+        }
+
+        double anchorBound(double d) {
+            Double[] nodeD = new Double[n];
+            nodeD[anchor] = d;
+            return bound(nodeD, new Double[m]);
+        }
+
+        void pushAnchor(Map.Entry<String, Double> c) {
+            try (ResourceIterator<Node> found = tx.findNodes(label, "id", c.getKey())) {
+                while (found.hasNext()) {
+                    Node node = found.next();
+                    if (!fits(node, anchor)) continue;
+                    Node[] nodes = new Node[n];
+                    String[] ids = new String[n];
+                    Double[] nodeD = new Double[n];
+                    nodes[anchor] = node;
+                    ids[anchor] = c.getKey();
+                    nodeD[anchor] = c.getValue();
+                    push(nodes, ids, nodeD, new Relationship[m], new Double[m], 0);
+                }
+            }
         }
 
         void expand(State st) {
