@@ -47,6 +47,7 @@ return different subgraphs of a tied GSD.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import itertools
 import math
@@ -82,14 +83,12 @@ pruning (GSD units: MiniLM L2 distances lie in [0, 2]); a slack below the next a
 sum of candidate distances is skipped."""
 SMALL_ANCHOR = 64
 """A one-edge component anchored on at most this many candidates runs unpruned."""
-LEVEL_GROWTH = 4
-"""The pruned Cypher engine's tau schedule: its first two runs each take one achievable GSD
-(then every row is tied, and the engine stops reading after the rows still wanted, however
-many subgraphs tie there), the next ones 4, 16, 64... achievable GSDs at once (ranked by
-GSD), until the sums below tau exceed :func:`_next_level`'s budget; then the slack
-schedule."""
-MAX_SPAN = 256
-"""The most achievable GSDs one run of the tau schedule takes before the slack schedule."""
+EXACT_RUNS = 2
+"""The pruned Cypher engine's first runs that each take one achievable GSD: every row ties,
+so the engine stops reading after the rows still wanted, however many subgraphs tie there
+(see :func:`_next_tau`)."""
+ANCHOR_GROWTH = 4
+"""After them, each run admits at most this many times the anchor candidates of the last."""
 
 
 class RetrievalError(KgdbError):
@@ -281,6 +280,7 @@ def _cypher_engine(store: GraphStore, linked: LinkedPattern, component: int,
     pruned = cy.match_topk_pruned(store.dialect, linked, plan, k=settings.k,
                                   remaining=remaining, label=settings.label)
     levels = [sorted(set(d.values())) for d in [*node_d, *edge_d] if d]
+    anchor_bounds = sorted(c.distance + remaining[0] for c in anchor or ())
     found: list[dict[str, Any]] = []  # every match with a GSD up to ``done``
     done = -1.0
     tau, exact, runs = min(lower, upper), True, 0  # nothing is achievable below ``lower``
@@ -296,19 +296,35 @@ def _cypher_engine(store: GraphStore, linked: LinkedPattern, component: int,
         # Fewer than wanted: every match with a GSD in (done, cut] has been read.
         found += rows
         done = cut
-        # No match has a GSD strictly between two sums of candidate distances: tau steps
-        # from one such sum to the next, then over 4, 16, ... of them (the work of a run
-        # grows with the candidates under tau), each run a single GSD or ranked.
-        span = LEVEL_GROWTH ** (runs - 1)
-        level = _next_level(levels, done, count=span) if span <= MAX_SPAN else None
-        if level is not None:
-            tau, exact = min(level, upper), span == 1
-            continue
-        slacks = [lower + slack for slack in PRUNE_SLACKS if lower + slack > tau]
-        nearest = _next_level(levels, done)
-        tau = min(max(slacks[0], nearest if nearest is not None else slacks[0]), upper) \
-            if slacks else upper
-        exact = tau == nearest
+        tau, exact = _next_tau(tau, done, runs, lower, upper, levels, anchor_bounds)
+
+
+def _next_tau(tau: float, done: float, runs: int, lower: float, upper: float,
+              levels: Sequence[Sequence[float]], anchor_bounds: Sequence[float]
+              ) -> tuple[float, bool]:
+    """The pruned engine's next tau after ``runs`` runs found every match up to ``done``, and
+    whether it admits a single achievable GSD above ``done`` (an unordered run suffices).
+
+    No match has a GSD strictly between two sums of candidate distances, so tau is at least
+    the next such sum. The first :data:`EXACT_RUNS` runs take one sum each (a plateau of tied
+    paths through a hub costs only the rows still wanted). Then tau jumps as the slack
+    schedule says, but admits at most :data:`ANCHOR_GROWTH` times as many anchor candidates
+    as the last run (``anchor_bounds``: each anchor candidate's bound, ascending), since a
+    run's work grows with the anchors it expands.
+    """
+    nearest = _next_level(levels, done)
+    if nearest is not None and runs < EXACT_RUNS:
+        return min(nearest, upper), True
+    slacks = [lower + slack for slack in PRUNE_SLACKS if lower + slack > tau]
+    target = slacks[0] if slacks else upper
+    admitted = bisect.bisect_right(anchor_bounds, done)
+    wider = ANCHOR_GROWTH * max(admitted, 1)
+    if wider < len(anchor_bounds):
+        target = min(target, anchor_bounds[wider - 1])
+    if nearest is not None:
+        target = max(target, nearest)
+    tau = min(target, upper)
+    return tau, tau == nearest
 
 
 def _by_gsd(subgraphs: list[Subgraph]) -> list[Subgraph]:
@@ -316,27 +332,24 @@ def _by_gsd(subgraphs: list[Subgraph]) -> list[Subgraph]:
     return sorted(subgraphs, key=lambda s: s.gsd)
 
 
-def _next_level(levels: Sequence[Sequence[float]], above: float, budget: int = 256,
-                count: int = 1) -> float | None:
-    """The ``count``-th smallest distinct sum of one value from each of ``levels`` (ascending
-    lists) that exceeds ``above``: every GSD of a complete match is such a sum. None when
-    there is none, or when more than ``budget`` sums (plus four per ``count``) lie below it
-    (the caller's slack schedule is used instead). The budget bounds the cost per run: 4,096
-    sums took 19 ms with four lists of 2,048 distances, 256 about 1 ms."""
+def _next_level(levels: Sequence[Sequence[float]], above: float,
+                budget: int = 256) -> float | None:
+    """The smallest sum of one value from each of ``levels`` (ascending lists) that exceeds
+    ``above``: every GSD of a complete match is such a sum. None when more than ``budget``
+    sums lie at or below ``above`` (the caller's slack schedule is used instead). The budget
+    bounds the cost per failed run: 4,096 took 19 ms with four lists of 2,048 distances,
+    256 about 1 ms."""
     if not levels:
         return None
     start = (0,) * len(levels)
     heap = [(math.fsum(values[0] for values in levels), start)]
     seen = {start}
-    found: list[float] = []
-    for _ in range(budget + 4 * count):
+    for _ in range(budget):
         if not heap:
             return None
         total, index = heapq.heappop(heap)
-        if total > above and (not found or total > found[-1]):
-            found.append(total)
-            if len(found) == count:
-                return total
+        if total > above:
+            return total
         for i, values in enumerate(levels):
             if index[i] + 1 < len(values):
                 step = (*index[:i], index[i] + 1, *index[i + 1:])

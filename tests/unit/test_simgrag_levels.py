@@ -28,14 +28,3 @@ def test_next_level_gives_up_beyond_its_budget() -> None:
     assert _next_level(levels, 0.0, budget=50) == 0.01
     assert _next_level([], 0.0) is None
 
-
-@given(st.lists(distances, min_size=1, max_size=3), st.floats(-0.5, 6.5, allow_nan=False),
-       st.integers(1, 20))
-def test_next_level_counts_distinct_sums(levels: list[list[float]], above: float,
-                                         count: int) -> None:
-    """``count``: the count-th distinct achievable sum above, the tau schedule's wider steps."""
-    levels = [sorted(values) for values in levels]
-    sums = sorted({math.fsum(choice) for choice in itertools.product(*levels)})
-    bigger = [s for s in sums if s > above]
-    found = _next_level(levels, above, budget=10_000, count=count)
-    assert found == (bigger[count - 1] if len(bigger) >= count else None)
