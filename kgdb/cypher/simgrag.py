@@ -205,8 +205,8 @@ def match_native(dialect: Dialect, linked: LinkedPattern, plan: MatchPlan, *, k:
                  label: str = "Entity") -> Statement | None:
     """:func:`match_topk` as one call of the dialect's native matching procedure
     (``kgdb.simgrag.match`` of kgdb's Neo4j plugin: the pruned best-first search of paper
-    section 5.2 in memory, over the store's traversal API), with the same rows and the same
-    order; None where the dialect has no such procedure, the anchor has no candidates, or the
+    section 5.2 in memory, over the store's traversal API), with the same columns and the same
+    GSDs (among equal GSDs, the subgraphs its depth-first search finds first); None where the dialect has no such procedure, the anchor has no candidates, or the
     pattern has property constraints (those stay in Cypher)."""
     if dialect.SIMGRAG_MATCH is None or linked.nodes[plan.anchor].candidates is None:
         return None

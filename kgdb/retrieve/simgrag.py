@@ -12,11 +12,11 @@ component of the pattern, by Graph Semantic Distance (equation 3), with one of t
     the fewest candidates and expanded in DFS order. With ``prune`` (the default) it also
     applies the paper's lower bound (equation 11) set-wise: rows whose partial GSD plus the
     remaining minimum distances exceed a bound tau are cut, and tau grows until k subgraphs
-    with GSD <= tau are found (then no better one can have been cut). Tau first steps
-    through the achievable GSDs one at a time, each run asking only for the matches above
-    the previous tau (those below are complete) and, unordered, only for as many as are
-    still wanted, so the database stops reading at the k-th however many paths tie there;
-    then larger steps, whose rows are ranked by GSD.
+    with GSD <= tau are found (then no better one can have been cut). Each run asks only
+    for the matches above the previous tau (those below are all found) and only for as many
+    as are still wanted; its first runs take one achievable GSD each, unordered, so the
+    database stops reading at the k-th however many paths tie there; then larger steps
+    (:func:`_next_tau`), whose rows are ranked by GSD.
 
 ``optimized``
     The paper's Algorithm 1 with pruning and greedy order (section 5.2), driven from Python:
