@@ -70,7 +70,10 @@ def test_demo_runs_from_the_repository(cli_store, monkeypatch) -> None:
     assert "loaded 442 triples" in out
     assert "graph [1]  GSD " in out
     assert "('Kismet', 'directed_by', 'William Dieterle')" in out
-    assert "('Kismet', 'starred_actors', 'Marlene Dietrich')" in out
+    # three of Kismet's four actors: equal GSD, so which three is the engine's (deterministic) pick
+    actors = {a for a in ("Edward Arnold", "James Craig", "Marlene Dietrich", "Ronald Colman")
+              if f"('Kismet', 'starred_actors', '{a}')" in out}
+    assert len(actors) == 3, out
     # it names where the sample is and what to try next; the Cypher only when asked
     assert "The sample is in the " in out and "Next, try:" in out
     assert "Cypher that ran:" not in out
