@@ -20,7 +20,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -79,9 +79,8 @@ class EntitiesSolver(Solver[EntitiesOptions]):
                 view, vector, 10 * PASSAGES_PER_DOCUMENT))]
         with evidence.timings_ms.phase("entities"):
             found = entity_evidence(view, question)
-        position = {d: i for i, d in enumerate(by_vector)}
-        evidence.documents = [RankedDocument(d, found.scores[d]) for d in sorted(
-            found.scores, key=lambda d: (-found.scores[d], position.get(d, len(position)), d))]
+        evidence.documents = [RankedDocument(d, found.scores[d])
+                              for d in found.ranking(by_vector)]
         evidence.detail["entities"] = found.to_json()
         return evidence
 
@@ -95,6 +94,13 @@ class EntityEvidence:
     entities: dict[str, tuple[str, ...]]
     names: dict[str, str]
     scores: dict[str, float]
+
+    def ranking(self, by_vector: Sequence[str]) -> list[str]:
+        """The documents with evidence, most first, ties by their place in ``by_vector``
+        (those not in it after, by id)."""
+        position = {d: i for i, d in enumerate(by_vector)}
+        return sorted(self.scores, key=lambda d: (
+            -self.scores[d], position.get(d, len(position)), d))
 
     def to_json(self) -> list[Json]:
         return [{"id": e, "name": self.names.get(e, e), "documents": len(docs)}
@@ -135,7 +141,7 @@ class HybridOptions(PassageOptions, SolverOptions):
     solver: Literal["hybrid"] = "hybrid"
     fusion: Literal["scores", "rrf"] = Field("scores", description=(
         "hybrid: fuse by scores (best chunk cosine + entity_weight x entity evidence) or by "
-        "reciprocal rank (rrf, the first release)"))
+        "reciprocal rank (rrf, the first release's method)"))
     entity_weight: float = Field(0.2, ge=0.0, le=10.0, description=(
         "hybrid: weight of a document's entity evidence (the sum of 1 / c(e) over the "
         "question's entities e its chunks support, c(e) the documents supporting e), added "
@@ -162,10 +168,8 @@ class HybridSolver(Solver[HybridOptions]):
             found = entity_evidence(view, question)
         evidence.detail["entities"] = found.to_json()
         if options.fusion == "rrf":
-            position = {d.id: i for i, d in enumerate(by_vector)}
-            by_entities = sorted(found.scores, key=lambda d: (
-                -found.scores[d], position.get(d, len(position)), d))
-            evidence.documents = rrf([[d.id for d in by_vector], by_entities], options.rrf_k)
+            dense = [d.id for d in by_vector]
+            evidence.documents = rrf([dense, found.ranking(dense)], options.rrf_k)
         else:
             evidence.documents = fuse_scores(
                 {d.id: d.score for d in by_vector if d.score is not None}, found.scores,
