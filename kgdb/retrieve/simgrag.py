@@ -122,7 +122,10 @@ class Retrieval:
     subgraphs: list[Subgraph]
     statements: list[Statement] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
-    """``embed``, ``vector`` (candidate search), ``match`` (subgraph matching)."""
+    """``embed``, ``vector`` (candidate search), ``match`` (subgraph matching); with
+    ``kgdb.simgrag.search`` (one call for both) ``match`` is the server's matching time,
+    ``vector`` the rest of the call, and ``vector_in_server`` the searches' time in the
+    server."""
     engine: str = "cypher"
     candidates: dict[str, list[Candidate]] = field(default_factory=dict)
     expansions: int = 0
@@ -595,8 +598,10 @@ def _one_call(store: GraphStore, linker: Linker, pattern: Pattern,
     subgraphs: list[Subgraph] = []
     for i, (c, _, _) in enumerate(parts):
         subgraphs += _rows_to_subgraphs(by_component.get(i, []), c, linked_parts[c])
+    # One round trip: matching is the server's time for it, vector search the rest of the call.
     match_ms = float(row["match_ms"])
-    timings = {**linker.report.timings_ms, "vector": total - match_ms, "match": match_ms}
+    timings = {**linker.report.timings_ms, "vector": total - match_ms, "match": match_ms,
+               "vector_in_server": float(row["vector_ms"])}
     path = str(dialect.SIMGRAG_SEARCH)
     return Retrieval(pattern, subgraphs, [statement], timings, settings.engine,
                      dict(linker.report.candidates), len(parts), linked,
