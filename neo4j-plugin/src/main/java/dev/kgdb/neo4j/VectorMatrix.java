@@ -60,6 +60,8 @@ final class VectorMatrix {
      * axes hold 50% of the variance of MetaQA's 43k names, 128 hold 79%, 192 hold 91%): with 192
      * the bound leaves about 0.2% of the rows to visit (median; 1% at p90), with 48 it leaves 80%. */
     static final int SCREEN_DIMS = 192;
+    /** Matrices of at most this many rows are searched without the screen (every row exact). */
+    static final int SMALL = 256;
     /** Rows of the sample the covariance is estimated from, and subspace iterations. */
     static final int SAMPLE = 4096;
     static final int ITERATIONS = 25;
@@ -265,6 +267,10 @@ final class VectorMatrix {
             }
         }
         float[][] data = blocks.toArray(new float[0][]);
+        if (n <= SMALL) {  // searched row by row: no axes, no screen
+            return new VectorMatrix(label, prop, dim, version, n, data, 0, new float[0][], null,
+                    new double[0][], ids, rounded, (System.nanoTime() - t0) / 1e6, null);
+        }
         double[] mean = new double[dim];
         for (int r = 0; r < n; r++) {
             float[] blk = data[r / BLOCK];
@@ -434,6 +440,7 @@ final class VectorMatrix {
     List<Hit> nearest(double[] query, int k, java.util.function.LongToDoubleFunction exact) {
         int kk = Math.min(k, rows);
         if (kk == 0) return List.of();
+        if (rows <= SMALL) return everyRow(query, k, exact);
         float[] q = new float[dim];
         double norm2 = 0.0;
         double[] centred = new double[dim];
@@ -517,6 +524,30 @@ final class VectorMatrix {
         lastRecomputed = hits.size();
         lastFromStore = fromStore;
         lastCandidates = candidates;
+        return hits.subList(0, end);
+    }
+
+    /**
+     * A small matrix (relation types, entity types): every row's exact distance, no screen
+     * (projecting the query on the axes would cost more than the rows).
+     */
+    private List<Hit> everyRow(double[] query, int k, java.util.function.LongToDoubleFunction exact) {
+        long t0 = System.nanoTime();
+        List<Hit> hits = new ArrayList<>(rows);
+        int fromStore = 0;
+        for (int r = 0; r < rows; r++) {
+            boolean store = rounded.get(r);
+            hits.add(new Hit(nodeIds[r], store ? exact.applyAsDouble(nodeIds[r]) : exactFromCopy(r, query)));
+            if (store) fromStore++;
+        }
+        hits.sort((a, b) -> Double.compare(a.distance(), b.distance()));
+        int end = Math.min(k, hits.size());
+        while (end < hits.size() && hits.get(end).distance() == hits.get(end - 1).distance()) end++;
+        lastScreenMs = 0;
+        lastExactMs = (System.nanoTime() - t0) / 1e6;
+        lastRecomputed = rows;
+        lastCandidates = rows;
+        lastFromStore = fromStore;
         return hits.subList(0, end);
     }
 
