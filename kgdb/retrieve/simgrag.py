@@ -29,7 +29,10 @@ component of the pattern, by Graph Semantic Distance (equation 3), with one of t
     (:func:`kgdb.cypher.simgrag.match_native`: ``kgdb.simgrag.match`` of kgdb's Neo4j plugin).
     The ``cypher`` engine uses it by itself wherever the store has it (a Neo4j with the
     plugin; components with a known node and no property constraints); asking for ``native``
-    on a store without it is an error. :attr:`Retrieval.paths` says what ran.
+    on a store without it is an error. :attr:`Retrieval.paths` says what ran. Where every
+    component suits it, the whole retrieval is one call (``kgdb.simgrag.search``: the
+    linker's searches and every component's ``kgdb.simgrag.match`` in one statement and one
+    round trip, :func:`_one_call`).
 
 All return the same top-k GSDs; ties are broken the same way (matched node ids in node order,
 then each edge's type and start node id), and GSDs are summed in the same canonical order
