@@ -27,6 +27,9 @@ Round trips: ``meaning`` embeds every text in one batch and runs one statement f
 entity and relation candidates (plus one for entity types when the graph has typed
 entities); ``names`` runs one exact look-up, one case-insensitive look-up for what is left,
 the catalog reads (once per linker), and one vector statement for everything still unlinked.
+SimGRAG's retrieval on a Neo4j with kgdb's plugin runs the ``meaning`` searches inside its one
+``kgdb.simgrag.search`` call instead (:meth:`Linker.meaning_searches`, then
+:meth:`Linker.linked_by_meaning` with the candidates it returns).
 """
 
 from __future__ import annotations
