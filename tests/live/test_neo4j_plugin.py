@@ -225,8 +225,9 @@ def test_without_the_plugin_retrieval_runs_on_cypher_and_says_so(plugin_store, e
 
 
 def test_local_neo4j_places_the_plugin_unless_told_not_to(tmp_path, monkeypatch):
-    """kgdb neo4j start links the built jar into the server's plugins/ (KGDB_NEO4J_PLUGIN=0:
-    not); `kgdb neo4j plugin` prints the same jar."""
+    """kgdb neo4j start copies the built jar into the server's plugins/ (a copy: pruning the
+    build cache never takes it from a server; KGDB_NEO4J_PLUGIN=0: not); `kgdb neo4j plugin`
+    prints the same jar."""
     import shutil
 
     from click.testing import CliRunner
@@ -239,8 +240,10 @@ def test_local_neo4j_places_the_plugin_unless_told_not_to(tmp_path, monkeypatch)
         pytest.skip("no Maven: the plugin cannot be built here")
     server = LocalNeo4j(tmp_path / "neo4j")
     server._prepare([], 7687, 7474)
-    links = list((tmp_path / "neo4j" / "plugins").iterdir())
-    assert [p.resolve() for p in links] == [plugin_jar().resolve()]
+    placed = list((tmp_path / "neo4j" / "plugins").iterdir())
+    assert [p.name for p in placed] == [plugin_jar().name]
+    assert not placed[0].is_symlink()
+    assert placed[0].read_bytes() == plugin_jar().read_bytes()
     monkeypatch.setenv("KGDB_NEO4J_PLUGIN", "0")
     server._prepare([], 7687, 7474)
     assert list((tmp_path / "neo4j" / "plugins").iterdir()) == []
