@@ -102,7 +102,7 @@ def _echo_settings(server: Any, state: Any, as_json: bool,
 @click.option("--heap", default="1g", show_default=True, callback=_memory_size,
               help="The JVM heap (-Xms and -Xmx) when it starts. kgdb's plugin keeps an "
                    "in-memory copy of a vector index only where it fits a quarter of the heap "
-                   "(919k x 384 floats: 1.4 GB, so 6g).")
+                   "(919k x 384 floats: 1.4 GB, so about 8g).")
 @click.option("--pagecache", default="512m", show_default=True, callback=_memory_size,
               help="Neo4j's page cache when it starts.")
 @rules_option
