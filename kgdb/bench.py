@@ -177,7 +177,8 @@ def bench_side_by_side(stores: dict[str, Any], embedder: Any, questions: list[An
     """SimGRAG retrieval of MetaQA oracle patterns on several stores in one run, alternating
     question by question (the same load on every engine): per hop and engine the phase split
     (vector search, matching, glue: the rest of the retrieval outside the two; total: all
-    but the question's embedding), hits@k, and whether the top-k GSDs equal the first
+    but the question's embedding; with kgdb's one-call procedure also the searches' time in
+    the server, ``vector_in_server``), hits@k, and whether the top-k GSDs equal the first
     engine's for every question (the ones that differ are listed); paired ratios of totals
     against the first engine; the CPU, the load average and each engine's index state.
 
@@ -217,6 +218,8 @@ def bench_side_by_side(stores: dict[str, Any], embedder: Any, questions: list[An
                 phases[name]["match"].append(t.get("match", 0.0))
                 phases[name]["glue"].append(total - t.get("vector", 0.0) - t.get("match", 0.0))
                 phases[name]["total"].append(total)
+                if "vector_in_server" in t:
+                    phases[name].setdefault("vector_in_server", []).append(t["vector_in_server"])
                 hits[name] += outcome.hit_at_k
                 gsds[name].append(outcome.gsds)
                 paths[name].add(f"vector {outcome.paths.get('vector')}, "

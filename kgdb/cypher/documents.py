@@ -310,13 +310,14 @@ def count_entities() -> Statement:
     return Statement(f"MATCH (e:{ENTITY}) RETURN count(e) AS entities")
 
 
-def documents_mentioning(entity_ids: Sequence[str]) -> Statement:
-    """Documents whose chunks support the entities: rows ``document, entities`` (how many of
-    them), most first."""
+def entity_documents(entity_ids: Sequence[str]) -> Statement:
+    """The documents whose chunks support each entity (the mutual index): rows ``entity,
+    documents`` (distinct ids, in no particular order); entities without a supported chunk
+    have no row."""
     return Statement(
         f"UNWIND $ids AS id\nMATCH (e:{ENTITY} {{id: id}})-[:{SUPPORTING}]->(c:{CHUNK})\n"
-        "RETURN c.document AS document, count(DISTINCT e) AS entities\n"
-        "ORDER BY entities DESC, document ASC", {"ids": list(entity_ids)})
+        "RETURN e.id AS entity, collect(DISTINCT c.document) AS documents",
+        {"ids": list(entity_ids)})
 
 
 def collaborating_documents(d: Dialect, vector: Sequence[float], n: int, hops: int

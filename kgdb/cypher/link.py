@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from kgdb.cypher.params import Params
 from kgdb.dialects.base import Dialect
@@ -141,6 +142,40 @@ def vector_candidates(dialect: Dialect, searches: Sequence[VectorSearch], *,
                      "RETURN -1 AS search, 0 AS query, collect(label) AS id, null AS name, "
                      "0.0 AS distance")
     return Statement("\nUNION ALL\n".join(parts), p.values)
+
+
+def simgrag_search(dialect: Dialect, searches: Sequence[VectorSearch],
+                   components: Sequence[dict[str, Any]], *, k: int,
+                   type_search: int | None = None, require: str = "",
+                   ignore: Sequence[str] = ()) -> Statement | None:
+    """One SimGRAG retrieval in one call of the dialect's procedure (``kgdb.simgrag.search`` of
+    kgdb's Neo4j plugin), or None where it has none: the exact nearest-node ``searches`` (as in
+    :func:`vector_candidates`), then kgdb.simgrag.match of every component map, whose node
+    candidates, edge types and node labels may refer to the searches' results
+    (``{"search": s, "query": q}`` or ``{"search": s, "queries": [...]}``). The search
+    ``type_search`` runs only where the label ``require`` is in use beside labels outside
+    ``ignore``, and keeps the candidates that are labels in use.
+
+    One row: ``candidates`` (maps ``search, query, id, name, distance``), ``subgraphs`` (maps
+    ``component, gsd, ids, names, triples``), ``vector_ms``, ``match_ms`` (in the server) and
+    ``types_searched``.
+    """
+    if dialect.SIMGRAG_SEARCH is None:
+        return None
+    p = Params()
+    request = {
+        "searches": [{"index": dialect.index_name(s.label, "embedding", "vector"),
+                      "key": s.key, "shown": s.shown, "k": int(s.k),
+                      "vectors": list(s.vectors)} for s in searches],
+        "typeSearch": None if type_search is None else {
+            "search": type_search, "require": require, "ignore": list(ignore)},
+        "components": list(components),
+    }
+    return Statement(
+        f"CALL {dialect.SIMGRAG_SEARCH}({p.add('request', request)}, {p.add('k', int(k))})\n"
+        "YIELD candidates, subgraphs, vectorMs, matchMs, typesSearched\n"
+        "RETURN candidates, subgraphs, vectorMs AS vector_ms, matchMs AS match_ms, "
+        "typesSearched AS types_searched", p.values)
 
 
 def vector_index_state() -> Statement:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from kgdb.cypher.conditions import constraints, node_conditions
 from kgdb.cypher.params import Params
@@ -192,13 +193,27 @@ def match_native(dialect: Dialect, linked: LinkedPattern, plan: MatchPlan, *, k:
     section 5.2 in memory, over the store's traversal API), with the same rows and the same
     order; None where the dialect has no such procedure, the anchor has no candidates, or the
     pattern has property constraints (those stay in Cypher)."""
-    if dialect.SIMGRAG_MATCH is None or linked.nodes[plan.anchor].candidates is None:
+    if dialect.SIMGRAG_MATCH is None or not native_ready(linked, plan):
         return None
-    if any(n.ref.constraints for n in linked.nodes) or any(
-            e.ref.constraints for e in linked.edges):
-        return None
+    p = Params()
+    component = p.add("component", native_component(linked, plan, label))
+    return Statement(
+        f"CALL {dialect.SIMGRAG_MATCH}({component}, {p.add('k', int(k))})"
+        "\nYIELD gsd, ids, names, triples\nRETURN gsd, ids, names, triples", p.values)
+
+
+def native_ready(linked: LinkedPattern, plan: MatchPlan) -> bool:
+    """Whether the native matching takes this component: its anchor is a known node, and no
+    node or edge has property constraints (those stay in Cypher)."""
+    return linked.nodes[plan.anchor].candidates is not None and not any(
+        n.ref.constraints for n in linked.nodes) and not any(
+        e.ref.constraints for e in linked.edges)
+
+
+def native_component(linked: LinkedPattern, plan: MatchPlan, label: str) -> dict[str, Any]:
+    """The component map of ``kgdb.simgrag.match`` (see the plugin's SimGrag.java)."""
     n = len(linked.nodes)
-    component = {
+    return {
         "label": label, "anchor": plan.anchor, "order": list(plan.order),
         "nodes": [{"candidates": None if node.candidates is None else
                    [{"id": c.id, "d": c.distance} for c in node.candidates],
@@ -209,10 +224,6 @@ def match_native(dialect: Dialect, linked: LinkedPattern, plan: MatchPlan, *, k:
                    [{"type": c.id, "d": c.distance} for c in e.types]} for e in linked.edges],
         "differ": [[linked.must_differ(a, b) for b in range(n)] for a in range(n)],
     }
-    p = Params()
-    return Statement(
-        f"CALL {dialect.SIMGRAG_MATCH}({p.add('component', component)}, {p.add('k', int(k))})"
-        "\nYIELD gsd, ids, names, triples\nRETURN gsd, ids, names, triples", p.values)
 
 
 def _lookup(dialect: Dialect, p: Params, name: str, key: str,

@@ -338,6 +338,11 @@ class Dialect(abc.ABC):
     """The procedure that runs SimGRAG's top-k matching of one component in the database
     (:func:`kgdb.cypher.simgrag.match_native`), or None."""
 
+    SIMGRAG_SEARCH: ClassVar[str | None] = None
+    """The procedure that runs one whole SimGRAG retrieval in one call: the candidate searches
+    of every pattern text and the matching of every component
+    (:func:`kgdb.cypher.link.simgrag_search`), or None."""
+
     PPR: ClassVar[str | None] = None
     """The procedure that runs personalized PageRank over the retrieval graph's stored
     projection (:func:`kgdb.cypher.pagerank.native_ppr_chunks`), or None."""

@@ -236,6 +236,7 @@ class Neo4jNativeDialect(Neo4jDialect):
         "bound on principal axes (state: kgdb.vectorIndexes()), the index only where that copy "
         "would not fit the heap")
     SIMGRAG_MATCH: ClassVar[str | None] = "kgdb.simgrag.match"
+    SIMGRAG_SEARCH: ClassVar[str | None] = "kgdb.simgrag.search"
     PPR: ClassVar[str | None] = "kgdb.ppr"
 
     def exact_l2_prepared(self, stored: str, prepared: str) -> str:

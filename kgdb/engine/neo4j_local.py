@@ -249,8 +249,10 @@ class LocalNeo4j:
                 (plugins / path.name).symlink_to(path)
         if environment().KGDB_NEO4J_PLUGIN:  # kgdb's own (neo4j_plugin.py)
             if (source_dir() / "pom.xml").is_file():
+                # a copy, not a link: another checkout's build may prune the cache while
+                # this server runs, and a restart must still find the jar it started with
                 kgdb_jar = plugin_jar()
-                (plugins / kgdb_jar.name).symlink_to(kgdb_jar)
+                shutil.copyfile(kgdb_jar, plugins / kgdb_jar.name)
             else:  # an installed wheel has no plugin sources: plain Cypher, said once
                 log.warning("kgdb's Neo4j plugin is built from a source checkout "
                             "(neo4j-plugin/); starting Neo4j without it")

@@ -24,6 +24,8 @@ from kgdb.errors import EngineConnectionError
 log = logging.getLogger("kgdb")
 
 BUILD_TIMEOUT_S = 1800.0
+KEEP_BUILDS = 8
+"""Plugin builds kept in the cache (64 KB each), the current one included."""
 ARTIFACT = "kgdb-neo4j-plugin"
 VERSION = kgdb.__version__
 """The plugin carries kgdb's version (neo4j-plugin/pom.xml); kgdb uses a plugin of another
@@ -89,6 +91,14 @@ def _build(src: Path, jar: Path) -> None:
     tmp = jar.with_suffix(".tmp")
     shutil.copyfile(built, tmp)
     os.replace(tmp, jar)
-    for old in jar.parent.glob(f"{ARTIFACT}-*.jar"):  # builds of earlier sources
-        if old != jar:
-            old.unlink(missing_ok=True)
+    prune_builds(jar)
+
+
+def prune_builds(current: Path, keep: int = KEEP_BUILDS) -> None:
+    """Delete cached builds of other sources beyond the newest ``keep`` (``current``
+    included). Other checkouts or versions of kgdb may still use theirs: the cache stays
+    bounded without taking a jar from under a checkout that built it a moment ago."""
+    builds = sorted((p for p in current.parent.glob(f"{ARTIFACT}-*.jar") if p != current),
+                    key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in builds[keep - 1:]:
+        old.unlink(missing_ok=True)

@@ -27,6 +27,9 @@ Round trips: ``meaning`` embeds every text in one batch and runs one statement f
 entity and relation candidates (plus one for entity types when the graph has typed
 entities); ``names`` runs one exact look-up, one case-insensitive look-up for what is left,
 the catalog reads (once per linker), and one vector statement for everything still unlinked.
+SimGRAG's retrieval on a Neo4j with kgdb's plugin runs the ``meaning`` searches inside its one
+``kgdb.simgrag.search`` call instead (:meth:`Linker.meaning_searches`, then
+:meth:`Linker.linked_by_meaning` with the candidates it returns).
 """
 
 from __future__ import annotations
@@ -71,6 +74,43 @@ NO_RELATION = "no relation like {!r} was found"
 NO_TYPE = "type {!r} labels no entity in this graph; it is ignored"
 TIE = 1e-6
 """Distances this close to the best count as ties (``names`` mode keeps all of them)."""
+
+
+Search = tuple[str, cy.VectorSearch, list[str]]
+"""One vector search of the linker: kind (``node``, ``relation``, ``type``), the search, and
+the text of each of its query vectors."""
+
+
+def types_apply(labels_in_use: set[str]) -> bool:
+    """Whether type hints filter candidates: only where the graph has a type catalog *and*
+    entities carry type labels (paper, appendix C.1); otherwise a typed unknown matches
+    anything."""
+    return ENTITY_TYPE_LABEL in labels_in_use and bool(labels_in_use - KGDB_LABELS)
+
+
+def collect_candidates(rows: Sequence[dict[str, Any]], searches: Sequence[Search]) -> tuple[
+        dict[tuple[str, str], list[Candidate]], set[str]]:
+    """Rows ``search, query, id, name, distance`` of ``searches`` (``search`` -1: ``id``
+    lists the labels in use) as (kind, text) -> candidates, closest first, one per id, at most
+    k; and the labels in use."""
+    in_use: set[str] = set()
+    per: dict[tuple[str, str], dict[str, Candidate]] = {}
+    for row in rows:
+        s = int(row["search"])
+        if s < 0:
+            in_use.update(str(label) for label in row["id"])
+            continue
+        kind, _, texts = searches[s]
+        ident = str(row["id"])
+        # Stale index entries can repeat a node (FalkorDB 4.16): one per id.
+        per.setdefault((kind, texts[int(row["query"])]), {})[ident] = Candidate(
+            ident, str(row["name"]), float(row["distance"]))
+    out: dict[tuple[str, str], list[Candidate]] = {}
+    for kind, search, texts in searches:
+        for text in texts:
+            out[(kind, text)] = sorted(per.get((kind, text), {}).values(),
+                                       key=lambda c: (c.distance, c.id))[:search.k]
+    return out, in_use
 
 
 class LinkError(KgdbError):
@@ -219,7 +259,7 @@ class Linker:
         self.report.timings_ms["embed"] += (time.perf_counter() - t0) * 1000
         return vectors
 
-    def search(self, searches: list[tuple[str, cy.VectorSearch, list[str]]],
+    def search(self, searches: list[Search],
                 with_labels: bool = False) -> tuple[dict[tuple[str, str], list[Candidate]],
                                                     set[str]]:
         """Run vector searches ``(kind, search, texts)`` in one statement: per (kind, text)
@@ -241,42 +281,45 @@ class Linker:
         finally:
             self.report.timings_ms["vector"] += (time.perf_counter() - t0) * 1000
         self.report.statements.append(statement)
-        in_use: set[str] = set()
-        per: dict[tuple[str, str], dict[str, Candidate]] = {}
-        for row in rows:
-            s = int(row["search"])
-            if s < 0:
-                in_use.update(str(label) for label in row["id"])
-                continue
-            kind, search, texts = searches[s]
-            ident = str(row["id"])
-            # Stale index entries can repeat a node (FalkorDB 4.16): one per id.
-            per.setdefault((kind, texts[int(row["query"])]), {})[ident] = Candidate(
-                ident, str(row["name"]), float(row["distance"]))
-        out: dict[tuple[str, str], list[Candidate]] = {}
-        for kind, search, texts in searches:
-            for text in texts:
-                out[(kind, text)] = sorted(per.get((kind, text), {}).values(),
-                                           key=lambda c: (c.distance, c.id))[:search.k]
-        return out, in_use
+        return collect_candidates(rows, searches)
 
-    def _by_meaning(self, names: list[str], phrases: list[str], types: list[str]) -> _Found:
+    def meaning_searches(self, patterns: Sequence[Pattern]) -> list[Search]:
+        """The searches of linking ``patterns`` by meaning, their texts embedded in one batch:
+        entities per name, relation types per phrase, entity types per type hint (which count
+        only where :func:`types_apply`)."""
+        return self._meaning_searches(*_texts(patterns, typed_names=False))
+
+    def _meaning_searches(self, names: list[str], phrases: list[str],
+                          types: list[str]) -> list[Search]:
         s = self.settings
         vectors = self.embed_texts(names + phrases + types)
         v_names, v_phrases = vectors[:len(names)], vectors[len(names):len(names) + len(phrases)]
         v_types = vectors[len(names) + len(phrases):]
-        found, in_use = self.search([
+        return [
             ("node", cy.VectorSearch(s.label, "id", "name", s.k_nodes, tuple(v_names)), names),
             ("relation", cy.VectorSearch(RELATION_TYPE_LABEL, "name", "name", s.k_relations,
                                          tuple(v_phrases)), phrases),
-        ], with_labels=bool(types))
-        # Types filter candidates only where the graph has a type catalog *and* entities
-        # carry type labels (paper, appendix C.1); otherwise a typed unknown matches anything.
-        if types and ENTITY_TYPE_LABEL in in_use and in_use - KGDB_LABELS:
-            typed, _ = self.search([("type", cy.VectorSearch(
-                ENTITY_TYPE_LABEL, "name", "name", s.k_types, tuple(v_types)), types)])
+            ("type", cy.VectorSearch(ENTITY_TYPE_LABEL, "name", "name", s.k_types,
+                                     tuple(v_types)), types),
+        ]
+
+    def linked_by_meaning(self, patterns: Sequence[Pattern],
+                          found: dict[tuple[str, str], list[Candidate]]) -> list[LinkedPattern]:
+        """``patterns`` linked with the candidates ``found`` per (kind, text) by
+        :meth:`meaning_searches`' searches (run elsewhere, e.g. with the matching in one call)."""
+        out = self._found(found)
+        return [self._assemble(p, out) for p in patterns]
+
+    def _by_meaning(self, names: list[str], phrases: list[str], types: list[str]) -> _Found:
+        searches = self._meaning_searches(names, phrases, types)
+        found, in_use = self.search(searches[:2], with_labels=bool(types))
+        if types and types_apply(in_use):
+            typed, _ = self.search(searches[2:])
             for key, cands in typed.items():
                 found[key] = [c for c in cands if c.id in in_use]  # a type no entity carries
+        return self._found(found)
+
+    def _found(self, found: dict[tuple[str, str], list[Candidate]]) -> _Found:
         out = _Found()
         for (kind, text), cands in found.items():
             self.report.candidates[f"{kind}:{text}"] = cands

@@ -2,7 +2,7 @@
 (``kgdb.js``, package data), loaded with ``GRAPH.UDF LOAD REPLACE``.
 
 What it holds, and why only that: candidate ranking (``kgdb.topk``: ORDER BY distance, id;
-``kgdb.rrf``: the hybrid document mode's reciprocal rank fusion) and ``kgdb.version()``.
+``kgdb.rrf``: reciprocal rank fusion, the hybrid mode's ``fusion=rrf``) and ``kgdb.version()``.
 Each is proved equal to kgdb's Python/Cypher computation by tests/live/test_udf.py.
 Left out, measured: vector maths (about 60 times slower in JS than FalkorDB's ``vec.*``, so
 distances are passed in); KG-CQR's beam as one UDF call (the same paths, but 102 ms against

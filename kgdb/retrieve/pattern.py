@@ -39,7 +39,8 @@ class PatternOptions(SolverOptions):
         "pattern: candidate entity types per typed unknown node"))
     engine: EngineName = Field("cypher", description=(
         "pattern: cypher: one generated statement per component (on a Neo4j with kgdb's "
-        "plugin: one kgdb.simgrag.match call); optimized: the paper's pruned greedy search, "
+        "plugin: kgdb.simgrag.match, or the whole retrieval in one kgdb.simgrag.search call); "
+        "optimized: the paper's pruned greedy search, "
         "one Cypher step per expansion; native: the plugin's procedure, required"))
     distinct: Distinctness = Field("all", description=(
         "pattern: all: isomorphic subgraphs (the paper); known: unknown nodes that are not "

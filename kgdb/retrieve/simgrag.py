@@ -29,7 +29,10 @@ component of the pattern, by Graph Semantic Distance (equation 3), with one of t
     (:func:`kgdb.cypher.simgrag.match_native`: ``kgdb.simgrag.match`` of kgdb's Neo4j plugin).
     The ``cypher`` engine uses it by itself wherever the store has it (a Neo4j with the
     plugin; components with a known node and no property constraints); asking for ``native``
-    on a store without it is an error. :attr:`Retrieval.paths` says what ran.
+    on a store without it is an error. :attr:`Retrieval.paths` says what ran. Where every
+    component suits it, the whole retrieval is one call (``kgdb.simgrag.search``: the
+    linker's searches and every component's ``kgdb.simgrag.match`` in one statement and one
+    round trip, :func:`_one_call`).
 
 All return the same top-k GSDs; ties are broken the same way (matched node ids in node order,
 then each edge's type and start node id), and GSDs are summed in the same canonical order
@@ -47,13 +50,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from kgdb import vocabulary
+from kgdb.cypher import link as link_cy
 from kgdb.cypher import simgrag as cy
 from kgdb.dsl.pattern import pattern_triples
 from kgdb.embed import Embedder
 from kgdb.engine import GraphStore
-from kgdb.errors import KgdbError
-from kgdb.ir import Candidate, LinkedPattern, Pattern
+from kgdb.errors import KgdbError, StatementError
+from kgdb.ir import Candidate, LinkedEdge, LinkedNode, LinkedPattern, Pattern
 from kgdb.link import Linker, LinkError, LinkSettings
+from kgdb.link.linker import KGDB_LABELS, collect_candidates
 from kgdb.statement import Statement, shown_params, statement_lines
 
 EngineName = Literal["cypher", "optimized", "native"]
@@ -120,7 +125,10 @@ class Retrieval:
     subgraphs: list[Subgraph]
     statements: list[Statement] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
-    """``embed``, ``vector`` (candidate search), ``match`` (subgraph matching)."""
+    """``embed``, ``vector`` (candidate search), ``match`` (subgraph matching); with
+    ``kgdb.simgrag.search`` (one call for both) ``match`` is the server's matching time,
+    ``vector`` the rest of the call, and ``vector_in_server`` the searches' time in the
+    server."""
     engine: str = "cypher"
     candidates: dict[str, list[Candidate]] = field(default_factory=dict)
     expansions: int = 0
@@ -482,7 +490,13 @@ def search(store: GraphStore, embedder: Embedder, pattern: Pattern, *, k: int = 
                 "a part of the pattern names no entity and no relation ("
                 + ", ".join(f"({h!r}, {r!r}, {t!r})" for h, r, t in pattern_triples(part))
                 + "): every subgraph of that shape would match at distance 0")
+    if settings.engine == "native" and store.dialect.SIMGRAG_MATCH is None:
+        raise RetrievalError(f"the native engine needs kgdb's plugin on a Neo4j server; "
+                             f"{store.address} has none (kgdb neo4j plugin prints the jar)")
     linker = Linker(store, embedder, settings.link_settings())
+    one_call = _one_call(store, linker, pattern, settings)
+    if one_call is not None:
+        return one_call
     try:
         linked = linker.link(pattern)
     except LinkError as exc:
@@ -493,9 +507,6 @@ def search(store: GraphStore, embedder: Embedder, pattern: Pattern, *, k: int = 
     t0 = time.perf_counter()
     subgraphs: list[Subgraph] = []
     expansions = 0
-    if settings.engine == "native" and store.dialect.SIMGRAG_MATCH is None:
-        raise RetrievalError(f"the native engine needs kgdb's plugin on a Neo4j server; "
-                             f"{store.address} has none (kgdb neo4j plugin prints the jar)")
     match_paths: list[str] = []
     for c, component in enumerate(linked.components()):
         if not component.edges or component.unmatchable:
@@ -523,6 +534,81 @@ def search(store: GraphStore, embedder: Embedder, pattern: Pattern, *, k: int = 
              "match": "+".join(dict.fromkeys(match_paths)) or "none"}
     return Retrieval(pattern, subgraphs, statements, timings, settings.engine,
                      dict(report.candidates), expansions, linked, paths)
+
+
+def _one_call(store: GraphStore, linker: Linker, pattern: Pattern,
+              settings: RetrievalSettings) -> Retrieval | None:
+    """The whole retrieval as one call of the dialect's procedure (``kgdb.simgrag.search``:
+    the linker's searches and every component's ``kgdb.simgrag.match`` in one statement and
+    one round trip), or None where the dialect has none, the engine is ``optimized``, or a
+    component does not suit the native matching (:func:`kgdb.cypher.simgrag.native_ready`).
+    The same candidates, links and subgraphs as the linker's statement followed by one
+    ``kgdb.simgrag.match`` per component."""
+    dialect = store.dialect
+    if dialect.SIMGRAG_SEARCH is None or settings.engine == "optimized":
+        return None
+    # The components' shape before linking: every name a candidate list, every phrase a type
+    # list (their counts only pick the anchor, which any named node may be).
+    shape = LinkedPattern(
+        pattern, tuple(LinkedNode(n, () if n.name is not None else None) for n in pattern.nodes),
+        tuple(LinkedEdge(e, () if e.phrases else None) for e in pattern.edges),
+        "known" if settings.distinct == "known" else "all")
+    parts = [(c, part, cy.plan_match(part)) for c, part in enumerate(shape.components())
+             if part.edges]
+    if not all(cy.native_ready(part, plan) for _, part, plan in parts):
+        return None
+    try:
+        searches = linker.meaning_searches([pattern])
+    except LinkError as exc:
+        raise RetrievalError(str(exc)) from None
+    names, phrases, types = (texts for _, _, texts in searches)
+    components = []
+    for _, part, plan in parts:
+        request = cy.native_component(part, plan, settings.label)
+        for node, linked_node in zip(request["nodes"], part.nodes, strict=True):
+            ref = linked_node.ref
+            if ref.name is not None:
+                node["candidates"] = {"search": 0, "query": names.index(ref.name)}
+            elif ref.types:
+                node["labels"] = {"search": 2, "queries": [types.index(t) for t in ref.types]}
+        for edge, linked_edge in zip(request["edges"], part.edges, strict=True):
+            if linked_edge.ref.phrases:
+                edge["types"] = {"search": 1, "queries": [phrases.index(ph)
+                                                          for ph in linked_edge.ref.phrases]}
+        components.append(request)
+    statement = link_cy.simgrag_search(
+        dialect, [s for _, s, _ in searches], components, k=settings.k,
+        type_search=2 if types else None, require=vocabulary.ENTITY_TYPE,
+        ignore=sorted(KGDB_LABELS))
+    assert statement is not None
+    t0 = time.perf_counter()
+    try:
+        row = store.run(statement).records()[0]
+    except StatementError as exc:
+        labels = ", ".join(f":{s.label}(embedding)" for _, s, texts in searches if texts)
+        raise RetrievalError(
+            f"cannot search the vector indexes of {labels} on {store.address} ({exc}); load a "
+            "graph first (kgdb schema apply, kgdb load triples)") from None
+    total = (time.perf_counter() - t0) * 1000
+    found, _ = collect_candidates(row["candidates"], searches)
+    if not row["types_searched"]:
+        found = {key: cands for key, cands in found.items() if key[0] != "type"}
+    linked = linker.linked_by_meaning([pattern], found)[0]
+    by_component: dict[int, list[dict[str, Any]]] = {}
+    for match in row["subgraphs"]:
+        by_component.setdefault(int(match["component"]), []).append(match)
+    linked_parts = linked.components()
+    subgraphs: list[Subgraph] = []
+    for i, (c, _, _) in enumerate(parts):
+        subgraphs += _rows_to_subgraphs(by_component.get(i, []), c, linked_parts[c])
+    # One round trip: matching is the server's time for it, vector search the rest of the call.
+    match_ms = float(row["match_ms"])
+    timings = {**linker.report.timings_ms, "vector": total - match_ms, "match": match_ms,
+               "vector_in_server": float(row["vector_ms"])}
+    path = str(dialect.SIMGRAG_SEARCH)
+    return Retrieval(pattern, subgraphs, [statement], timings, settings.engine,
+                     dict(linker.report.candidates), len(parts), linked,
+                     {"vector": path, "match": path})
 
 
 def describe(result: Retrieval, *, cypher: bool = True, max_params: int = 2000) -> list[str]:

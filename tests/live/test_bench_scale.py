@@ -37,5 +37,5 @@ def test_bench_scale_runs(cli_store) -> None:
         entity = next(i for i in state["indexes"] if i["index"] == "kgdb_entity_embedding_vector")
         assert entity["state"] == "current" and entity["rows"] == report["entities"]
     if getattr(cli_store, "plugin_version", None) and cli_store.dialect.NATIVE:
-        assert any("kgdb.simgrag.match" in p for row in report[
+        assert any("kgdb.simgrag.search" in p or "kgdb.simgrag.match" in p for row in report[
             "retrieval_excluding_embedding"].values() for p in row["paths"])

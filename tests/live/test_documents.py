@@ -22,6 +22,9 @@ from kgdb.documents.model import ExtractedEntity, ExtractedRelation, Extraction
 from kgdb.documents.pipeline import DocumentOptions, delete_documents, load_documents
 from kgdb.errors import LoadError
 from kgdb.load.triples import load_triples
+from kgdb.retrieve.chunks import EntitiesOptions, HybridOptions
+from kgdb.retrieve.evidence import documents_of
+from kgdb.retrieve.registry import solver_named
 from tests.conftest import engine_env, shared_data
 
 pytestmark = pytest.mark.live
@@ -386,6 +389,22 @@ def test_eval_retrieval_modes(cli_store, embedder, tmp_path: Path) -> None:
     # the mutual index: the question names the title entity Kismet, which Kismet's chunk
     # supports (1 of 2 supporting documents); "France" names no entity (0 of 1)
     assert recall["entities"]["recall@2"] == 0.25
+    assert recall["hybrid"]["recall@2"] == 1.0
+    # hybrid's fusion by scores, on the same graph: a document scores its best chunk's cosine
+    # plus 0.2 x its entity evidence, the sum of 1 / c(e) over the named entities it supports
+    question = "Who directed Kismet, and where was William Dieterle born?"
+    evidence = solver_named("hybrid").retrieve(cli_store, embedder, question, HybridOptions())
+    assert evidence.detail["entities"] == [
+        {"id": "Kismet", "name": "Kismet", "documents": 1},
+        {"id": "William Dieterle", "name": "William Dieterle", "documents": 2}]
+    cosine = {d.id: d.score for d in documents_of(evidence.passages)}
+    bonus = {"Kismet": 0.2 * (1 + 1 / 2), "William Dieterle": 0.2 * (1 / 2)}
+    expected = {d: s + bonus.get(d, 0.0) for d, s in cosine.items() if s is not None}
+    assert {d.id: pytest.approx(d.score) for d in evidence.documents} == expected
+    assert [d.id for d in evidence.documents][:2] == ["Kismet", "William Dieterle"]
+    ranked = solver_named("entities").retrieve(cli_store, embedder, question, EntitiesOptions())
+    assert [(d.id, d.score) for d in ranked.documents] == [
+        ("Kismet", 1.5), ("William Dieterle", 0.5)]
     bad = write(tmp_path / "bad.jsonl", '{"question": "x"}\n')
     result = CliRunner().invoke(cli, ["eval", "retrieval", "--questions", str(bad)])
     assert result.exit_code == 1 and "bad.jsonl:1: a question is" in result.output

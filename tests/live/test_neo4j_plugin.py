@@ -149,6 +149,15 @@ HOSTILE = [
      " anchor: 5, order: [], differ: [[true]]}, 3)", {}, "anchor must be an index from 0 to 0"),
     ("CALL kgdb.simgrag.match({label: 'Entity', nodes: [{candidates: []}], edges: [],"
      " anchor: 0, order: [], differ: [[true]]}, 0)", {}, "k must be an integer from 1"),
+    ("CALL kgdb.simgrag.search(null, 3)", {}, "kgdb.simgrag.search: request is null"),
+    ("CALL kgdb.simgrag.search({searches: [], components: []}, 0)", {},
+     "k must be an integer from 1"),
+    ("CALL kgdb.simgrag.search({searches: 'x', components: []}, 3)", {},
+     "searches must be a list, not a String"),
+    ("CALL kgdb.simgrag.search({searches: [{index: 'no_such_index', key: 'id', shown: 'name',"
+     " k: 3, vectors: [[1.0]]}], components: []}, 3)", {}, "there is no index named"),
+    ("CALL kgdb.simgrag.search({searches: [], components: [{nodes: [{candidates:"
+     " {search: 4, query: 0}}], edges: []}]}, 3)", {}, "candidates.search must be an index"),
 ]
 
 
@@ -184,8 +193,21 @@ def test_without_the_plugin_retrieval_runs_on_cypher_and_says_so(plugin_store, e
     pattern = pattern_from_triples([("Heat", "directed by", "UNKNOWN director 1"),
                                     ("Heat", "starred", "UNKNOWN actor 1")])
     native = search(plugin_store, embedder, pattern, k=3)
-    assert native.paths == {"vector": "kgdb.nearestNodes", "match": "kgdb.simgrag.match"}
-    assert any("kgdb.simgrag.match" in s.text for s in native.statements)
+    # one statement for the whole retrieval: kgdb.simgrag.search
+    assert native.paths == {"vector": "kgdb.simgrag.search", "match": "kgdb.simgrag.search"}
+    assert [s.text.split("(")[0] for s in native.statements] == ["CALL kgdb.simgrag.search"]
+    assert 0 <= native.timings_ms["vector_in_server"] <= native.timings_ms["vector"]
+    # the same store with the one call turned off: the searches, then one match per component
+    plugin_store.dialect.SIMGRAG_SEARCH = None
+    try:
+        steps = search(plugin_store, embedder, pattern, k=3)
+    finally:
+        del plugin_store.dialect.SIMGRAG_SEARCH
+    assert steps.paths == {"vector": "kgdb.nearestNodes", "match": "kgdb.simgrag.match"}
+    assert any("kgdb.simgrag.match" in s.text for s in steps.statements)
+    assert [(s.gsd, s.node_ids, s.triples) for s in steps.subgraphs] == [
+        (s.gsd, s.node_ids, s.triples) for s in native.subgraphs]
+    assert steps.candidates == native.candidates and steps.linked == native.linked
     plain = Neo4jStore(plugin_store.uri, plugin_store.username, plugin_store.password, None,
                        native=False)
     try:
@@ -203,8 +225,9 @@ def test_without_the_plugin_retrieval_runs_on_cypher_and_says_so(plugin_store, e
 
 
 def test_local_neo4j_places_the_plugin_unless_told_not_to(tmp_path, monkeypatch):
-    """kgdb neo4j start links the built jar into the server's plugins/ (KGDB_NEO4J_PLUGIN=0:
-    not); `kgdb neo4j plugin` prints the same jar."""
+    """kgdb neo4j start copies the built jar into the server's plugins/ (a copy: pruning the
+    build cache never takes it from a server; KGDB_NEO4J_PLUGIN=0: not); `kgdb neo4j plugin`
+    prints the same jar."""
     import shutil
 
     from click.testing import CliRunner
@@ -217,8 +240,10 @@ def test_local_neo4j_places_the_plugin_unless_told_not_to(tmp_path, monkeypatch)
         pytest.skip("no Maven: the plugin cannot be built here")
     server = LocalNeo4j(tmp_path / "neo4j")
     server._prepare([], 7687, 7474)
-    links = list((tmp_path / "neo4j" / "plugins").iterdir())
-    assert [p.resolve() for p in links] == [plugin_jar().resolve()]
+    placed = list((tmp_path / "neo4j" / "plugins").iterdir())
+    assert [p.name for p in placed] == [plugin_jar().name]
+    assert not placed[0].is_symlink()
+    assert placed[0].read_bytes() == plugin_jar().read_bytes()
     monkeypatch.setenv("KGDB_NEO4J_PLUGIN", "0")
     server._prepare([], 7687, 7474)
     assert list((tmp_path / "neo4j" / "plugins").iterdir()) == []

@@ -20,7 +20,7 @@ from kgdb.config import Settings
 from kgdb.embed.base import Embedder
 from kgdb.llm.replies import clean_reply, fenced_bodies, strip_reasoning
 from kgdb.measure import percentile, summary
-from kgdb.retrieve.chunks import rrf
+from kgdb.retrieve.chunks import fuse_scores, rrf
 from kgdb.retrieve.evidence import Evidence, Fact, Group, Passage, documents_of
 from kgdb.retrieve.registry import ALIASES, SOLVERS, parse_options, solver_named
 from kgdb.retrieve.solver import AskError
@@ -182,6 +182,23 @@ def test_reciprocal_rank_fusion() -> None:
     fused = rrf([["a", "b", "c"], ["c", "a"]], k=60)
     assert [d.id for d in fused] == ["a", "c", "b"]
     assert fused[0].score == pytest.approx(1 / 61 + 1 / 62)
+
+
+def test_score_fusion_adds_weighted_entity_evidence_to_the_dense_score() -> None:
+    dense = {"a": 0.80, "b": 0.70, "c": 0.60}
+    evidence = {"c": 1.0, "d": 0.5}
+    fused = fuse_scores(dense, evidence, 0.25)
+    # c: 0.60 + 0.25; d has no chunk among the dense ones: the lowest dense score, 0.60
+    assert [(d.id, round(d.score or 0.0, 6)) for d in fused] == [
+        ("c", 0.85), ("a", 0.8), ("d", 0.725), ("b", 0.7)]
+    # weight 0 is plain vector search (d ties c at the floor and follows it by id)
+    assert [d.id for d in fuse_scores(dense, evidence, 0.0)] == ["a", "b", "c", "d"]
+    # a small weight only breaks near ties: b (0.70 + 0.05) passes a (0.72), c does not
+    assert [d.id for d in fuse_scores({"a": 0.72, "b": 0.70, "c": 0.5}, {"b": 1.0, "c": 1.0},
+                                      0.05)] == ["b", "a", "c"]
+    # evidence alone (no dense scores): ranked by evidence, ties by id
+    assert [d.id for d in fuse_scores({}, {"x": 0.5, "y": 1.0, "w": 0.5}, 0.2)] == [
+        "y", "w", "x"]
 
 
 @pytest.mark.parametrize(("reply", "expected"), [

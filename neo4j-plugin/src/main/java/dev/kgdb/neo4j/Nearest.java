@@ -196,7 +196,8 @@ public class Nearest {
 
     /**
      * The exact k nearest nodes from the in-memory matrix ({@link VectorMatrix}), or null where
-     * it cannot be used (the caller asks the index). Exact distances come from the store.
+     * it cannot be used (the caller asks the index). Exact distances come from the copy where it
+     * holds the stored values exactly, else from the store.
      */
     @SuppressWarnings("deprecation")
     private <T extends Entity> List<Hit<T>> exactNodes(String proc, IndexDefinition definition,

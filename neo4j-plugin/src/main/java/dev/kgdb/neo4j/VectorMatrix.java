@@ -40,9 +40,11 @@ import org.neo4j.kernel.internal.GraphDatabaseAPI;
  * rows with the smallest bounds, then visits rows in increasing bound order computing their full
  * float distance (row-major copy) and stops when the next bound exceeds the current k-th
  * distance (with safe margins). Then the exact distance ({@link Vectors#l2}, double, index
- * order: bit-identical to the Cypher {@code reduce()}) is read from the store for every visited
- * row within a safe margin of the k-th, and the k nearest are returned with any rows tied at
- * the k-th. Not used (the caller falls back to the index) when the matrix would exceed a
+ * order: bit-identical to the Cypher {@code reduce()}) is computed for every visited row within
+ * a safe margin of the k-th, and the k nearest are returned with any rows tied at the k-th.
+ * The exact distance comes from the copy where the stored values are floats (kgdb stores
+ * MiniLM's float32 outputs as doubles: the copy holds them exactly, and the double arithmetic
+ * over them is the same), else from the vector read from the store. Not used (the caller falls back to the index) when the matrix would exceed a
  * quarter of the heap, when the transaction has uncommitted writes of its own, or when the
  * server does not expose its management service.
  */
@@ -58,6 +60,8 @@ final class VectorMatrix {
      * axes hold 50% of the variance of MetaQA's 43k names, 128 hold 79%, 192 hold 91%): with 192
      * the bound leaves about 0.2% of the rows to visit (median; 1% at p90), with 48 it leaves 80%. */
     static final int SCREEN_DIMS = 192;
+    /** Matrices of at most this many rows are searched without the screen (every row exact). */
+    static final int SMALL = 256;
     /** Rows of the sample the covariance is estimated from, and subspace iterations. */
     static final int SAMPLE = 4096;
     static final int ITERATIONS = 25;
@@ -82,6 +86,9 @@ final class VectorMatrix {
     /** m orthonormal rows of dim values (the principal axes). */
     final double[][] axes;
     final long[] nodeIds;
+    /** Rows whose stored values are not all floats (a double the float copy rounds): their
+     * exact distance is read from the store; every other row's comes from the copy. */
+    final java.util.BitSet rounded;
     final double buildMs;
     /** Why there is no matrix (too large), or null. */
     final String unusable;
@@ -91,10 +98,12 @@ final class VectorMatrix {
     volatile double lastExactMs;
     volatile int lastRecomputed;
     volatile int lastCandidates;
+    volatile int lastFromStore;
 
     private VectorMatrix(String label, String property, int dim, long version, int rows,
                          float[][] data, int screenDims, float[][] screen, double[] mean,
-                         double[][] axes, long[] nodeIds, double buildMs, String unusable) {
+                         double[][] axes, long[] nodeIds, java.util.BitSet rounded, double buildMs,
+                         String unusable) {
         this.label = label;
         this.property = property;
         this.dim = dim;
@@ -106,6 +115,7 @@ final class VectorMatrix {
         this.mean = mean;
         this.axes = axes;
         this.nodeIds = nodeIds;
+        this.rounded = rounded;
         this.buildMs = buildMs;
         this.unusable = unusable;
     }
@@ -113,7 +123,7 @@ final class VectorMatrix {
     private static VectorMatrix tooLarge(String label, String prop, int dim, long version,
                                          long t0, String why) {
         return new VectorMatrix(label, prop, dim, version, 0, null, 0, null, null, null, null,
-                (System.nanoTime() - t0) / 1e6, why);
+                null, (System.nanoTime() - t0) / 1e6, why);
     }
 
     /** The state of one index's matrix for kgdb.vectorIndexState: null if never built. */
@@ -235,11 +245,14 @@ final class VectorMatrix {
         List<float[]> blocks = new ArrayList<>();
         long[] ids = new long[BLOCK];
         float[] row = new float[dim];
+        java.util.BitSet rounded = new java.util.BitSet();
         int n = 0;
         try (ResourceIterator<Node> nodes = tx.findNodes(Label.label(label))) {
             while (nodes.hasNext()) {
                 Node node = nodes.next();
-                if (!toRow(node.getProperty(prop, null), row)) continue;  // as the index: dim finite values
+                Object stored = node.getProperty(prop, null);
+                if (!toRow(stored, row)) continue;  // as the index: dim finite values
+                if (!floatValued(stored, row)) rounded.set(n);
                 int b = n / BLOCK, o = n % BLOCK;
                 if (o == 0) {
                     if ((long) (b + 1) * BLOCK * (dim + m + 1) * 4 > budget) {
@@ -254,6 +267,10 @@ final class VectorMatrix {
             }
         }
         float[][] data = blocks.toArray(new float[0][]);
+        if (n <= SMALL) {  // searched row by row: no axes, no screen
+            return new VectorMatrix(label, prop, dim, version, n, data, 0, new float[0][], null,
+                    new double[0][], ids, rounded, (System.nanoTime() - t0) / 1e6, null);
+        }
         double[] mean = new double[dim];
         for (int r = 0; r < n; r++) {
             float[] blk = data[r / BLOCK];
@@ -274,7 +291,7 @@ final class VectorMatrix {
             }
         });
         return new VectorMatrix(label, prop, dim, version, n, data, m, screen, mean, axes, ids,
-                (System.nanoTime() - t0) / 1e6, null);
+                rounded, (System.nanoTime() - t0) / 1e6, null);
     }
 
     /**
@@ -386,6 +403,31 @@ final class VectorMatrix {
         return true;
     }
 
+    /** Whether the copy's floats ({@code row}) are exactly the stored values. */
+    private static boolean floatValued(Object stored, float[] row) {
+        if (stored instanceof double[] d) {
+            for (int i = 0; i < row.length; i++) {
+                if (row[i] != d[i]) return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Row r's exact distance from the copy: {@link Vectors#l2} over the stored values (the
+     * copy's floats are them exactly: {@link #rounded} is clear), bit-identical to it.
+     */
+    private double exactFromCopy(int r, double[] query) {
+        float[] blk = data[r / BLOCK];
+        int off = (r % BLOCK) * dim;
+        double acc = 0.0;
+        for (int i = 0; i < dim; i++) {
+            double d = blk[off + i] - query[i];
+            acc = acc + d * d;
+        }
+        return Math.sqrt(acc);
+    }
+
     /** Row and exact distance of a nearest node. */
     record Hit(long nodeId, double distance) {}
 
@@ -398,6 +440,7 @@ final class VectorMatrix {
     List<Hit> nearest(double[] query, int k, java.util.function.LongToDoubleFunction exact) {
         int kk = Math.min(k, rows);
         if (kk == 0) return List.of();
+        if (rows <= SMALL) return everyRow(query, k, exact);
         float[] q = new float[dim];
         double norm2 = 0.0;
         double[] centred = new double[dim];
@@ -465,8 +508,13 @@ final class VectorMatrix {
             }
         }
         List<Hit> hits = new ArrayList<>();
+        int fromStore = 0;
         for (int r = 0; r < rows; r++) {
-            if (seen[r] && full[r] <= limit) hits.add(new Hit(nodeIds[r], exact.applyAsDouble(nodeIds[r])));
+            if (seen[r] && full[r] <= limit) {
+                hits.add(new Hit(nodeIds[r], rounded.get(r) ? exact.applyAsDouble(nodeIds[r])
+                        : exactFromCopy(r, query)));
+                if (rounded.get(r)) fromStore++;
+            }
         }
         hits.sort((a, b) -> Double.compare(a.distance(), b.distance()));
         int end = Math.min(k, hits.size());
@@ -474,7 +522,32 @@ final class VectorMatrix {
         lastScreenMs = (t1 - t0) / 1e6;
         lastExactMs = (System.nanoTime() - t1) / 1e6;
         lastRecomputed = hits.size();
+        lastFromStore = fromStore;
         lastCandidates = candidates;
+        return hits.subList(0, end);
+    }
+
+    /**
+     * A small matrix (relation types, entity types): every row's exact distance, no screen
+     * (projecting the query on the axes would cost more than the rows).
+     */
+    private List<Hit> everyRow(double[] query, int k, java.util.function.LongToDoubleFunction exact) {
+        long t0 = System.nanoTime();
+        List<Hit> hits = new ArrayList<>(rows);
+        int fromStore = 0;
+        for (int r = 0; r < rows; r++) {
+            boolean store = rounded.get(r);
+            hits.add(new Hit(nodeIds[r], store ? exact.applyAsDouble(nodeIds[r]) : exactFromCopy(r, query)));
+            if (store) fromStore++;
+        }
+        hits.sort((a, b) -> Double.compare(a.distance(), b.distance()));
+        int end = Math.min(k, hits.size());
+        while (end < hits.size() && hits.get(end).distance() == hits.get(end - 1).distance()) end++;
+        lastScreenMs = 0;
+        lastExactMs = (System.nanoTime() - t0) / 1e6;
+        lastRecomputed = rows;
+        lastCandidates = rows;
+        lastFromStore = fromStore;
         return hits.subList(0, end);
     }
 

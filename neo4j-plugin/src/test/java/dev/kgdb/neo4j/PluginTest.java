@@ -32,7 +32,7 @@ class PluginTest {
     static void start() {
         neo4j = Neo4jBuilders.newInProcessBuilder().withDisabledServer()
                 .withFunction(Functions.class).withProcedure(Nearest.class)
-                .withProcedure(SimGrag.class).withProcedure(Entities.class).build();
+                .withProcedure(SimGrag.class).withProcedure(SimGragSearch.class).withProcedure(Entities.class).build();
         db = neo4j.defaultDatabaseService();
         Random random = new Random(7);
         List<Map<String, Object>> nodes = new ArrayList<>();
@@ -178,6 +178,8 @@ class PluginTest {
                 + "WHERE index = 'probe_vec' RETURN state, rows", Map.of()).get(0);
         assertEquals("current", state.get("state"));
         assertEquals(2500L, state.get("rows"));
+        // random doubles: the copy's floats round them, so exact distances come from the store
+        assertTrue(VectorMatrix.cached(db, "probe_vec").lastFromStore > 0);
         // an update, a deletion, a new node and a removed label: each seen by the next search
         List<Double> q = List.of(9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0);
         db.executeTransactionally("MATCH (n:Probe {id: 'p0007'}) SET n.embedding = $q", Map.of("q", q));
@@ -239,6 +241,8 @@ class PluginTest {
             visited += (long) rows("CALL kgdb.vectorIndexes() YIELD index, lastCandidates, screenDims "
                     + "WHERE index = 'probe_vec' RETURN lastCandidates", Map.of()).get(0).get("lastCandidates");
         }
+        // float-valued vectors (as kgdb stores MiniLM's): exact distances from the copy alone
+        assertEquals(0, VectorMatrix.cached(db, "probe_vec").lastFromStore);
         // the searches ran on the in-memory copy (each visits at least k rows), not the index
         assertTrue(visited >= 40 && visited < 40L * n / 4, "the screen visited " + visited + " rows in 40 searches");
         assertEquals(32L, one("CALL kgdb.vectorIndexes() YIELD index, screenDims WHERE index = 'probe_vec' "
@@ -391,6 +395,166 @@ class PluginTest {
                 assertEquals(brute.get(i).get("ids"), got.get(i).get("ids"), "trial " + trial + " row " + i);
             }
         }
+    }
+
+    // ------------------------------------------------------------------ one call per retrieval
+    static List<Double> randomVector(Random random) {
+        List<Double> v = new ArrayList<>();
+        for (int d = 0; d < DIM; d++) v.add((double) (float) random.nextGaussian());
+        return v;
+    }
+
+    /** The linker's candidates of one query: kgdb.nearestNodes cut to k by (distance, id). */
+    static List<Map<String, Object>> linkerCandidates(String index, List<Double> q, long k) {
+        return rows("CALL kgdb.nearestNodes($index, $q, $k) YIELD node, distance "
+                + "WITH node[$key] AS id, node.name AS name, distance ORDER BY distance, id LIMIT $k "
+                + "RETURN id, name, distance", Map.of("index", index, "q", q, "k", k,
+                        "key", index.equals("kgdb_entity_embedding_vector") ? "id" : "name"));
+    }
+
+    /** kgdb.simgrag.search equals its parts run one by one: the linker's searches (entity per
+     * name, relation type per phrase), then kgdb.simgrag.match of the component with those
+     * candidates (each type at its best phrase's distance). */
+    @Test
+    @SuppressWarnings("unchecked")
+    void simgragSearchEqualsItsPartsOneByOne() {
+        Random random = new Random(31);
+        List<Map<String, Object>> relTypes = new ArrayList<>();
+        for (String t : TYPES) relTypes.add(Map.of("name", t, "embedding", randomVector(random)));
+        db.executeTransactionally("CREATE VECTOR INDEX probe_rel_vec IF NOT EXISTS FOR (n:ProbeRelationType) "
+                + "ON (n.embedding) OPTIONS {indexConfig: {`vector.dimensions`: 8, "
+                + "`vector.similarity_function`: 'euclidean'}}");
+        db.executeTransactionally("UNWIND $types AS t CREATE (n:ProbeRelationType) SET n = t",
+                Map.of("types", relTypes));
+        db.executeTransactionally("CALL db.awaitIndexes(300)");
+        try {
+            for (int trial = 0; trial < 25; trial++) {
+                long kn = 1 + random.nextInt(8), kr = 1 + random.nextInt(3), k = 1 + random.nextInt(5);
+                List<List<Double>> names = List.of(randomVector(random), randomVector(random));
+                List<List<Double>> phrases = List.of(randomVector(random), randomVector(random));
+                Map<String, Object> request = new HashMap<>();
+                request.put("searches", List.of(
+                        Map.of("index", "kgdb_entity_embedding_vector", "key", "id", "shown", "name", "k", kn, "vectors", names),
+                        Map.of("index", "probe_rel_vec", "key", "name", "shown", "name", "k", kr, "vectors", phrases),
+                        Map.of("index", "probe_rel_vec", "key", "name", "shown", "name", "k", 2L, "vectors", List.of(names.get(0)))));
+                request.put("typeSearch", Map.of("search", 2L, "require", "NoSuchLabel", "ignore", List.of()));
+                Map<String, Object> unknown = new HashMap<>();
+                unknown.put("candidates", null);
+                unknown.put("labels", Map.of("search", 2L, "queries", List.of(0L)));
+                Map<String, Object> component = Map.of("label", "Entity", "anchor", 0L, "order", List.of(0L, 1L),
+                        "nodes", List.of(Map.of("candidates", Map.of("search", 0L, "query", 0L)), unknown,
+                                Map.of("candidates", Map.of("search", 0L, "query", 1L))),
+                        "edges", List.of(
+                                Map.of("source", 0L, "target", 1L, "directed", false,
+                                        "types", Map.of("search", 1L, "queries", List.of(0L))),
+                                Map.of("source", 1L, "target", 2L, "directed", trial % 2 == 0,
+                                        "types", Map.of("search", 1L, "queries", List.of(0L, 1L)))),
+                        "differ", List.of(List.of(true, true, true), List.of(true, true, true), List.of(true, true, true)));
+                request.put("components", List.of(component));
+                Map<String, Object> got = rows("CALL kgdb.simgrag.search($r, $k) YIELD candidates, subgraphs, "
+                        + "vectorMs, matchMs, typesSearched RETURN *", Map.of("r", request, "k", k)).get(0);
+                assertEquals(false, got.get("typesSearched"));  // the required label is not in use
+
+                // the parts, one by one
+                List<Map<String, Object>> want = new ArrayList<>();
+                List<List<Map<String, Object>>> found = new ArrayList<>();
+                for (int s = 0; s < 2; s++) {
+                    for (int q = 0; q < 2; q++) {
+                        List<Map<String, Object>> c = linkerCandidates(s == 0 ? "kgdb_entity_embedding_vector"
+                                : "probe_rel_vec", (s == 0 ? names : phrases).get(q), s == 0 ? kn : kr);
+                        found.add(c);
+                        for (Map<String, Object> row : c) {
+                            Map<String, Object> w = new HashMap<>(row);  // a name may be null
+                            w.put("search", (long) s);
+                            w.put("query", (long) q);
+                            want.add(w);
+                        }
+                    }
+                }
+                assertEquals(want, got.get("candidates"), "trial " + trial);
+                Map<String, Double> t1 = new HashMap<>();
+                for (Map<String, Object> row : found.get(2)) t1.merge((String) row.get("id"), (Double) row.get("distance"), Math::min);
+                for (Map<String, Object> row : found.get(3)) t1.merge((String) row.get("id"), (Double) row.get("distance"), Math::min);
+                Map<String, Object> plainUnknown = new HashMap<>();
+                plainUnknown.put("candidates", null);
+                Map<String, Object> plain = Map.of("label", "Entity", "anchor", 0L, "order", List.of(0L, 1L),
+                        "nodes", List.of(Map.of("candidates", idsAndDistances(found.get(0), "id")), plainUnknown,
+                                Map.of("candidates", idsAndDistances(found.get(1), "id"))),
+                        "edges", List.of(
+                                Map.of("source", 0L, "target", 1L, "directed", false, "types", idsAndDistances(found.get(2), "type")),
+                                Map.of("source", 1L, "target", 2L, "directed", trial % 2 == 0, "types",
+                                        t1.entrySet().stream().map(e -> (Map<String, Object>) (Map<?, ?>) Map.of("type", e.getKey(), "d", e.getValue())).toList())),
+                        "differ", component.get("differ"));
+                List<Map<String, Object>> matched = rows("CALL kgdb.simgrag.match($c, $k) YIELD gsd, ids, names, triples "
+                        + "RETURN 0 AS component, gsd, ids, names, triples", Map.of("c", plain, "k", k));
+                assertEquals(matched, got.get("subgraphs"), "trial " + trial);
+                assertTrue((double) got.get("vectorMs") >= 0 && (double) got.get("matchMs") >= 0);
+            }
+            // the type search: only where the required label is in use beside others, and only
+            // candidates that are labels in use (a relation type node named like a label here)
+            List<Double> v = randomVector(random);
+            db.executeTransactionally("CREATE (:ProbeRelationType {name: 'Entity', embedding: $v})", Map.of("v", v));
+            for (String require : List.of("Entity", "NoSuchLabel")) {
+                Map<String, Object> typed = new HashMap<>();
+                typed.put("searches", List.of(Map.of("index", "probe_rel_vec", "key", "name", "shown", "name",
+                        "k", 4L, "vectors", List.of(v))));
+                typed.put("typeSearch", Map.of("search", 0L, "require", require, "ignore", List.of()));
+                typed.put("components", List.of());
+                Map<String, Object> got = rows("CALL kgdb.simgrag.search($r, 3) YIELD candidates, typesSearched "
+                        + "RETURN *", Map.of("r", typed)).get(0);
+                assertEquals(require.equals("Entity"), got.get("typesSearched"));
+                List<?> ids = ((List<Map<String, Object>>) got.get("candidates")).stream().map(c -> c.get("id")).toList();
+                assertEquals(require.equals("Entity") ? List.of("Entity") : List.of(), ids);
+            }
+            // no texts: no candidates, nothing matched
+            Map<String, Object> request = new HashMap<>();
+            request.put("searches", List.of(Map.of("index", "kgdb_entity_embedding_vector", "key", "id",
+                    "shown", "name", "k", 3L, "vectors", List.of())));
+            request.put("components", List.of());
+            Map<String, Object> got = rows("CALL kgdb.simgrag.search($r, 3) YIELD candidates, subgraphs RETURN *",
+                    Map.of("r", request)).get(0);
+            assertEquals(List.of(), got.get("candidates"));
+            assertEquals(List.of(), got.get("subgraphs"));
+        } finally {
+            db.executeTransactionally("MATCH (n:ProbeRelationType) DETACH DELETE n");
+            db.executeTransactionally("DROP INDEX probe_rel_vec");
+        }
+    }
+
+    static List<Map<String, Object>> idsAndDistances(List<Map<String, Object>> rows, String key) {
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (Map<String, Object> row : rows) out.add(Map.of(key, row.get("id"), "d", row.get("distance")));
+        return out;
+    }
+
+    @Test
+    void simgragSearchRejectsHostileArguments() {
+        String call = "CALL kgdb.simgrag.search($r, $k) YIELD subgraphs RETURN subgraphs";
+        Map<String, Object> search = Map.of("index", "kgdb_entity_embedding_vector", "key", "id", "shown", "name",
+                "k", 3L, "vectors", List.of(List.of(1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0)));
+        assertTrue(failure("CALL kgdb.simgrag.search(null, 3)", Map.of()).contains("kgdb.simgrag.search: request is null"));
+        assertTrue(failure(call, Map.of("r", Map.of("searches", List.of(), "components", List.of()), "k", 0L))
+                .contains("k must be an integer from 1"));
+        assertTrue(failure(call, Map.of("r", Map.of("components", List.of()), "k", 3L)).contains("searches must be a list, not null"));
+        Map<String, Object> bad = new HashMap<>(search);
+        bad.put("index", "nope");
+        assertTrue(failure(call, Map.of("r", Map.of("searches", List.of(bad), "components", List.of()), "k", 3L))
+                .contains("searches[0].vectors[0]: kgdb.nearestNodes: there is no index named nope"));
+        bad = new HashMap<>(search);
+        bad.put("vectors", List.of(List.of(1.0, Double.NaN)));
+        assertTrue(failure(call, Map.of("r", Map.of("searches", List.of(bad), "components", List.of()), "k", 3L))
+                .contains("is NaN"));
+        bad = new HashMap<>(search);
+        bad.put("k", 0L);
+        assertTrue(failure(call, Map.of("r", Map.of("searches", List.of(bad), "components", List.of()), "k", 3L))
+                .contains("searches[0].vectors[0]: k must be an integer from 1"));
+        Map<String, Object> component = Map.of("nodes", List.of(Map.of("candidates", Map.of("search", 0L, "query", 5L))),
+                "edges", List.of());
+        assertTrue(failure(call, Map.of("r", Map.of("searches", List.of(search), "components", List.of(component)), "k", 3L))
+                .contains("components[0].nodes[0].candidates.query must be an index from 0 to 0, not 5"));
+        component = Map.of("nodes", "x", "edges", List.of());
+        assertTrue(failure(call, Map.of("r", Map.of("searches", List.of(search), "components", List.of(component)), "k", 3L))
+                .contains("components[0].nodes must be a list"));
     }
 
     @Test
