@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,13 +16,14 @@ from kgdb.config import Settings
 from kgdb.errors import KgdbError
 
 
-def bench_load(settings: Settings, file: Path, *, sep: str | None = None, cold: bool = False,
-               keep: bool = False, mode: str = "auto", progress: bool = True) -> dict[str, Any]:
-    """Load ``file`` into a fresh graph; cold uses an empty embedding cache."""
+@contextlib.contextmanager
+def _fresh_graph(settings: Settings, what: str, *, cold: bool,
+                 keep: bool) -> Iterator[tuple[Any, Any]]:
+    """(store, embedder) of an empty graph (embedded: a new one, dropped afterwards unless
+    ``keep``); ``cold``: an empty embedding cache."""
     from kgdb.cypher.explore import count_nodes
     from kgdb.embed import CachedEmbedder, EmbeddingCache, default_embedder
     from kgdb.engine import connect
-    from kgdb.load.triples import load_triples
 
     if settings.embedded:
         settings = dataclasses.replace(settings, graph=f"bench_{uuid.uuid4().hex[:8]}")
@@ -28,12 +31,27 @@ def bench_load(settings: Settings, file: Path, *, sep: str | None = None, cold: 
     tmp = None
     try:
         if store.run(count_nodes()).value(0):
-            raise KgdbError(f"bench load needs an empty graph; {store.address} has data")
+            raise KgdbError(f"bench {what} needs an empty graph; {store.address} has data")
         embedder = default_embedder()
         if cold:
             tmp = tempfile.TemporaryDirectory(prefix="kgdb-bench-cache-")
             embedder = CachedEmbedder(embedder.inner,
                                       EmbeddingCache(Path(tmp.name) / "embeddings.sqlite"))
+        yield store, embedder
+    finally:
+        if not keep and settings.embedded:
+            store.drop()
+        store.close()
+        if tmp is not None:
+            tmp.cleanup()
+
+
+def bench_load(settings: Settings, file: Path, *, sep: str | None = None, cold: bool = False,
+               keep: bool = False, mode: str = "auto", progress: bool = True) -> dict[str, Any]:
+    """Load ``file`` into a fresh graph; cold uses an empty embedding cache."""
+    from kgdb.load.triples import load_triples
+
+    with _fresh_graph(settings, "load", cold=cold, keep=keep) as (store, embedder):
         started = time.perf_counter()
         report = load_triples(store, embedder, file, sep=sep, progress=progress, mode=mode)
         total = time.perf_counter() - started
@@ -48,12 +66,6 @@ def bench_load(settings: Settings, file: Path, *, sep: str | None = None, cold: 
             "triples_per_s": round(report.triples / total, 1),
             "embedded_texts": embedder.misses, "cached_texts": embedder.hits,
         }
-    finally:
-        if not keep and settings.embedded:
-            store.drop()
-        store.close()
-        if tmp is not None:
-            tmp.cleanup()
 
 
 def bench_procedures(store: Any, embedder: Any, question: str, options: dict[str, Any], *,
@@ -333,3 +345,70 @@ def bench_bi(store: Any, *, text: str, rules: dict[str, Any], facts: dict[str, A
         out[name] = {"rows": rows[name], "p50_ms": s["p50"], "p90_ms": s["p90"]}
     out["machine"]["load_average_at_end"] = load_average()
     return out
+
+
+def scaled_corpus(base: Path, extra: list[Path], passages: int,
+                  distinct: int | None = None) -> list[dict[str, str]]:
+    """A corpus of ``passages`` records (``{id, title, text}``, one per paragraph): every
+    passage of ``base`` as it is, then the documents of ``extra`` (real distractors) under the
+    ids ``x1:<id>``, then again as ``x2:<id>``, ``x3:<id>``... until ``passages`` are reached.
+    A repeat keeps its title and text, so it is a distinct document whose chunks embed to the
+    cached vectors of the first pass (the graph grows; the embedding bill does not).
+    ``distinct``: use only the first ``distinct`` documents of ``extra``."""
+    from kgdb.documents.readers import read_corpus
+
+    def records(doc: Any, ident: str) -> list[dict[str, str]]:
+        return [{"id": ident, "title": doc.title, "text": s.text} for s in doc.sections]
+
+    out = [r for doc in read_corpus(base) for r in records(doc, doc.id)]
+    extras = [doc for path in extra for doc in read_corpus(path)][:distinct]
+    if len(out) > passages:
+        raise KgdbError(f"{base} has {len(out)} passages, more than the {passages} asked for")
+    if not extras and len(out) < passages:
+        raise KgdbError(f"{passages} passages need more than the {len(out)} of {base}: "
+                        "give a corpus of extra documents")
+    repeat = 0
+    while len(out) < passages:
+        repeat += 1
+        for doc in extras:
+            out += records(doc, f"x{repeat}:{doc.id}")[:passages - len(out)]
+            if len(out) >= passages:
+                break
+    return out
+
+
+def bench_documents(settings: Settings, paths: list[Path], *, options: Any, parts: int = 4,
+                    cold: bool = False, keep: bool = False,
+                    progress: bool = True) -> dict[str, Any]:
+    """Load the documents of ``paths`` into a fresh graph in ``parts`` consecutive loads and
+    report each one's documents/s, embedding time and statements per batch beside the graph's
+    size before it: a load whose cost grows with the graph shows here."""
+    from kgdb.documents.pipeline import write_documents
+    from kgdb.documents.readers import read_documents
+
+    documents = read_documents(paths)
+    with _fresh_graph(settings, "documents", cold=cold, keep=keep) as (store, embedder):
+        size = max(1, -(-len(documents) // parts))
+        rows, loaded = [], 0
+        for start in range(0, len(documents), size):
+            part = documents[start:start + size]
+            report = write_documents(store, embedder, part, options=options, progress=progress)
+            rows.append({
+                "documents_before": loaded, "documents": len(part),
+                "seconds": report.seconds, "embedding_s": report.embed_seconds,
+                "documents_per_s": round(len(part) / report.seconds, 1),
+                "documents_per_s_without_embedding": round(
+                    len(part) / max(report.seconds - report.embed_seconds, 1e-9), 1),
+                "chunks": report.chunks, "batches": report.batches,
+                "statements_per_batch": round(report.statements / max(report.batches, 1), 1),
+                "most_statements_per_batch": report.most_statements_per_batch,
+                "load": round(os.getloadavg()[0], 2)})
+            loaded += len(part)
+        total = sum(r["seconds"] for r in rows)
+        return {"paths": [str(p) for p in paths], "engine": store.dialect.NAME,
+                "cache": "cold" if cold else "warm", "documents": loaded,
+                "extract": options.extract, "title_entity": options.title_entity,
+                "mention_facts": options.mention_facts, "total_s": round(total, 2),
+                "documents_per_s": round(loaded / total, 1) if total else None,
+                "embedded_texts": embedder.misses, "cached_texts": embedder.hits,
+                "parts": rows}

@@ -50,6 +50,9 @@ class Environment(BaseSettings):
     KGDB_EMBED_MODEL: str = Field(default="minilm", description=(
         "`minilm` (all-MiniLM-L6-v2, 384 dims, offline, on numpy), `minilm-torch` (the same "
         "through sentence-transformers: the `sentence-transformers` extra) or `openai:<model>`"))
+    KGDB_EMBED_THREADS: int = Field(default=1, ge=0, description=(
+        "BLAS threads of the numpy MiniLM's matrix products (0: the BLAS library's own "
+        "setting; on shared cores more threads spin and run slower: kgdb/embed/minilm.py)"))
     KGDB_EMBED_DIM: int | None = Field(default=None, ge=1, description=(
         "dimensions requested from an `openai:<model>` embedder"))
     OPENAI_BASE_URL: str | None = Field(default=None, description=(

@@ -43,6 +43,60 @@ def bench_load(ctx: Context, file: Path, sep: str | None, cold: bool, keep: bool
     _show(result, as_json)
 
 
+@bench.command("documents")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--parts", default=4, show_default=True, type=click.IntRange(1, 1000),
+              help="Consecutive loads the documents are split into (each reported).")
+@click.option("--extract", type=click.Choice(["none", "gazetteer"]), default="gazetteer",
+              show_default=True, help="As kgdb load documents --extract.")
+@click.option("--title-entity/--no-title-entity", default=True, show_default=True)
+@click.option("--mention-facts", is_flag=True)
+@click.option("--batch", default=32, show_default=True, type=click.IntRange(1, 100_000))
+@click.option("--cold", is_flag=True, help="Use an empty embedding cache (cold start).")
+@click.option("--keep", is_flag=True, help="Keep the benchmark graph afterwards.")
+@json_option
+@pass_context
+def bench_documents(ctx: Context, paths: tuple[Path, ...], parts: int, extract: str,
+                    title_entity: bool, mention_facts: bool, batch: int, cold: bool, keep: bool,
+                    as_json: bool) -> None:
+    """Load documents into a fresh graph in PARTS consecutive loads and report each one's
+    documents/s (with and without embedding) and statements per batch against the graph's
+    size."""
+    from kgdb.bench import bench_documents as run
+    from kgdb.documents.pipeline import DocumentOptions
+
+    options = DocumentOptions(extract=extract, title_entity=title_entity,
+                              mention_facts=mention_facts and title_entity, batch=batch)
+    _show(run(ctx.settings, list(paths), options=options, parts=parts, cold=cold, keep=keep,
+              progress=not as_json), as_json)
+
+
+@bench.command("corpus")
+@click.argument("base", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.argument("extra", nargs=-1, type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--passages", default=None, type=click.IntRange(1),
+              help="Passages of the corpus (default: 10 times BASE's).")
+@click.option("--distinct", default=None, type=click.IntRange(1),
+              help="Use only the first N documents of EXTRA (the rest of the corpus repeats "
+                   "them under new ids).")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path))
+def bench_corpus(base: Path, extra: tuple[Path, ...], passages: int | None,
+                 distinct: int | None, output: Path) -> None:
+    """Write a larger corpus for latency at scale: BASE's passages as they are, then the
+    documents of EXTRA (JSON corpora of real distractors) as x1:<id>, repeated as x2:<id>...
+    with the same title and text until --passages."""
+    import json
+
+    from kgdb.bench import scaled_corpus
+    from kgdb.documents.readers import read_corpus
+
+    target = passages or 10 * sum(len(d.sections) for d in read_corpus(base))
+    records = scaled_corpus(base, list(extra), target, distinct)
+    output.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
+    click.echo(f"{output}: {len(records)} passages, "
+               f"{len({r['id'] for r in records})} documents")
+
+
 @bench.command("scale")
 @click.option("--entities", default=100_000, show_default=True,
               type=click.IntRange(100, 50_000_000), help="Entities of the synthetic graph.")

@@ -81,6 +81,12 @@ class DocumentReport:
     facts_removed: int = 0
     entities_removed: int = 0
     seconds: float = 0.0
+    embed_seconds: float = 0.0
+    """Of ``seconds``: computing embeddings the cache did not have."""
+    statements: int = 0
+    """Statements the written batches ran (the per-batch count does not grow with the graph)."""
+    batches: int = 0
+    most_statements_per_batch: int = 0
     dry_run: bool = False
     requests_needed: int | None = None
     """A dry run with ``--extract llm``: the chunks whose extraction is not cached."""
@@ -173,16 +179,32 @@ def load_documents(store: GraphStore, embedder: Embedder, paths: Iterable[str | 
     """Load the documents of ``paths`` (see the module docstring). ``extractor`` is the LLM
     extractor when ``options.extract`` is ``llm``. ``dry_run``: write nothing, report what a
     load would write (documents, chunks) and the LLM requests it would make."""
-    from tqdm import tqdm
-
     options = options or DocumentOptions()
+    _check(options, extractor)
+    documents = read_documents(paths)  # every file is checked before anything is written
+    return write_documents(store, embedder, documents, options=options, extractor=extractor,
+                           progress=progress, dry_run=dry_run)
+
+
+def _check(options: DocumentOptions, extractor: Extractor | None) -> None:
     if options.extract not in EXTRACT_MODES:
         raise LoadError(f"unknown extraction {options.extract!r}; choose one of "
                         f"{', '.join(EXTRACT_MODES)}")
     if options.extract == "llm" and extractor is None:
         raise LoadError("--extract llm needs an LLM extractor")
+
+
+def write_documents(store: GraphStore, embedder: Embedder, documents: Sequence[Document], *,
+                    options: DocumentOptions | None = None, extractor: Extractor | None = None,
+                    progress: bool = True, dry_run: bool = False) -> DocumentReport:
+    """:func:`load_documents` of documents already read (``kgdb bench documents`` loads a
+    corpus in parts)."""
+    from tqdm import tqdm
+
+    options = options or DocumentOptions()
+    _check(options, extractor)
     t0 = time.perf_counter()
-    documents = read_documents(paths)  # every file is checked before anything is written
+    embedded = getattr(embedder, "compute_seconds", 0.0)
     chunked = [(d, chunk_document(d, options.chunk_size)) for d in documents]
     report = DocumentReport(documents=len(documents), dry_run=dry_run)
     if not dry_run:
@@ -213,12 +235,15 @@ def load_documents(store: GraphStore, embedder: Embedder, paths: Iterable[str | 
         report.seconds = round(time.perf_counter() - t0, 3)
         return report
     linker = Linker(store, None, LinkSettings("names"))  # one per load: it caches catalog reads
+    counts: list[int] = []
+    writer = store.view(observer=lambda _: counts.__setitem__(-1, counts[-1] + 1))
     bar = tqdm(total=len(todo), unit="docs", file=sys.stderr, disable=not progress or not todo,
                desc="documents")
     try:
         for start in range(0, len(todo), options.batch):
             batch = todo[start:start + options.batch]
-            _write_batch(store, embedder, batch, options, extractor, hashes, report, linker)
+            counts.append(0)
+            _write_batch(writer, embedder, batch, options, extractor, hashes, report, linker)
             bar.update(len(batch))
             postfix: dict[str, Any] = {"chunks": report.chunks, "mentions": report.mentions,
                                        "facts": report.facts}
@@ -236,6 +261,9 @@ def load_documents(store: GraphStore, embedder: Embedder, paths: Iterable[str | 
             report.notes.append(f"extraction dropped {count} item(s): {reason} (the log "
                                 "names the chunks)")
     report.written = len(todo)
+    report.batches, report.statements = len(counts), sum(counts)
+    report.most_statements_per_batch = max(counts, default=0)
+    report.embed_seconds = round(getattr(embedder, "compute_seconds", 0.0) - embedded, 3)
     report.seconds = round(time.perf_counter() - t0, 3)
     return report
 

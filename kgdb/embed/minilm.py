@@ -6,10 +6,20 @@ libraries), and the vectors equal sentence-transformers' within 1e-5 cosine
 
 The model: 6 encoder layers, hidden size 384, 12 heads, GELU (erf), LayerNorm eps 1e-12;
 texts are lower-cased WordPiece tokens (the ``tokenizers`` package, Rust), truncated to
-256 tokens (``sentence_bert_config.json``), batched by length so that padding stays short."""
+256 tokens (``sentence_bert_config.json``), batched by length so that padding stays short.
+
+Throughput on passages (MuSiQue's, ~150 word pieces) is bound by two things measured on this
+2-core machine under load (texts/s, alternating rounds): the batch's size in padded tokens
+(256 passages at once: an attention tensor of 256 x 12 x L x L floats and a 256 L x 1536
+GELU input, memory-bound: 1.9-2.1; 16 at once: 4.9-6.2) and BLAS threads (OpenBLAS's
+threads spin while they wait, so on shared cores 2 threads ran 0.6-1.5 against 1 thread's
+1.9-6.2). Hence batches of at most ``tokens_per_batch`` padded tokens (names still go 256 at a
+time) and the matrix products on ``KGDB_EMBED_THREADS`` BLAS threads (1 by default; 0 leaves
+the BLAS library's own setting)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import struct
 from collections.abc import Sequence
@@ -27,6 +37,8 @@ LAYERS = 6
 HEADS = 12
 HIDDEN = 384
 EPS = 1e-12
+TOKENS_PER_BATCH = 4096
+"""Padded tokens per forward pass (16 passages of 256 word pieces, 256 names of 16)."""
 _DTYPES = {"F32": np.float32, "I64": np.int64, "F16": np.float16}
 
 
@@ -118,9 +130,15 @@ class MiniLMEmbedder(Embedder):
 
     model_id = MODEL_ID
 
-    def __init__(self, batch_size: int = 256, path: Path | None = None) -> None:
+    def __init__(self, batch_size: int = 256, path: Path | None = None, *,
+                 tokens_per_batch: int = TOKENS_PER_BATCH, threads: int | None = None) -> None:
+        """``threads``: BLAS threads during a forward pass (None: ``KGDB_EMBED_THREADS``;
+        0: the BLAS library's own setting)."""
         self.batch_size = batch_size
+        self.tokens_per_batch = tokens_per_batch
         self._path = path
+        self._threads = threads
+        self._blas: Any = None
         self._tokenizer: Any = None
         self._layers: list[_Layer] = []
 
@@ -150,7 +168,33 @@ class MiniLMEmbedder(Embedder):
         self._ln = (np.asarray(t["embeddings.LayerNorm.weight"]),
                     np.asarray(t["embeddings.LayerNorm.bias"]))
         self._layers = [_Layer(t, f"encoder.layer.{i}") for i in range(LAYERS)]
+        if self._threads is None:
+            from kgdb.config import environment
+
+            self._threads = environment().KGDB_EMBED_THREADS
+        if self._threads:
+            from threadpoolctl import ThreadpoolController
+
+            self._blas = ThreadpoolController()  # finds the BLAS libraries once
         self._tokenizer = tokenizer
+
+    def batches(self, lengths: Sequence[int]) -> list[list[int]]:
+        """The indexes of ``lengths`` (token counts) in forward-pass batches: by length, each
+        at most ``batch_size`` texts and ``tokens_per_batch`` padded tokens (at least one)."""
+        order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+        out: list[list[int]] = []
+        for i in order:  # ascending: the newest text is the batch's longest
+            if out and len(out[-1]) < self.batch_size and \
+                    (len(out[-1]) + 1) * lengths[i] <= self.tokens_per_batch:
+                out[-1].append(i)
+            else:
+                out.append([i])
+        return out
+
+    def _limits(self) -> contextlib.AbstractContextManager[Any]:
+        if self._blas is None:
+            return contextlib.nullcontext()
+        return self._blas.limit(limits=self._threads, user_api="blas")
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), HIDDEN), dtype=np.float32)
@@ -158,10 +202,9 @@ class MiniLMEmbedder(Embedder):
             return out
         self._load()
         ids = [e.ids for e in self._tokenizer.encode_batch(list(texts))]
-        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        for start in range(0, len(order), self.batch_size):
-            chosen = order[start:start + self.batch_size]
-            out[chosen] = self._forward([ids[i] for i in chosen])
+        with self._limits():
+            for chosen in self.batches([len(row) for row in ids]):
+                out[chosen] = self._forward([ids[i] for i in chosen])
         return out
 
     def _forward(self, batch: list[list[int]]) -> np.ndarray:

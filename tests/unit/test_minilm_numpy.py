@@ -70,3 +70,44 @@ def test_safetensors_reader_reads_names_shapes_and_values(tmp_path) -> None:
     tensors = read_safetensors(path)
     assert sorted(tensors) == ["a", "b"]
     assert np.array_equal(tensors["a"], a) and np.array_equal(tensors["b"], b)
+
+
+def test_batches_hold_at_most_the_token_budget_and_batch_size() -> None:
+    # Long passages go a few at a time (a 256-passage batch was memory-bound: 3x slower),
+    # short names many at a time; every text once, by length.
+    model = MiniLMEmbedder(batch_size=8, tokens_per_batch=100)
+    lengths = [5] * 30 + [40] * 5 + [200, 3]
+    batches = model.batches(lengths)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    for b in batches:
+        assert len(b) <= 8
+        assert len(b) == 1 or len(b) * max(lengths[i] for i in b) <= 100
+    assert [len(b) for b in batches if lengths[b[0]] == 40] == [2, 2, 1]
+    assert [b for b in batches if 35 in b] == [[35]]  # longer than the budget: alone
+    assert MiniLMEmbedder().batches([]) == []
+
+
+def test_forward_runs_on_the_configured_blas_threads(monkeypatch) -> None:
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    seen: list[set[int]] = []
+    model = MiniLMEmbedder(threads=1)
+    original = model._forward
+
+    def watched(batch):
+        seen.append({lib["num_threads"] for lib in threadpoolctl.threadpool_info()
+                     if lib["user_api"] == "blas"})
+        return original(batch)
+
+    monkeypatch.setattr(model, "_forward", watched)
+    model.embed(TEXTS[:4])
+    assert seen and all(s <= {1} for s in seen)
+    monkeypatch.setenv("KGDB_EMBED_THREADS", "0")
+    free = MiniLMEmbedder()
+    free._load()
+    assert free._blas is None  # 0: the BLAS library's own setting
+
+
+def test_vectors_do_not_depend_on_the_token_budget() -> None:
+    small = MiniLMEmbedder(tokens_per_batch=64).embed(TEXTS)
+    large = MiniLMEmbedder(tokens_per_batch=100_000).embed(TEXTS)
+    assert np.allclose(small, large, atol=1e-5)
