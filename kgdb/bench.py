@@ -19,8 +19,9 @@ from kgdb.errors import KgdbError
 @contextlib.contextmanager
 def _fresh_graph(settings: Settings, what: str, *, cold: bool,
                  keep: bool) -> Iterator[tuple[Any, Any]]:
-    """(store, embedder) of an empty graph (embedded: a new one, dropped afterwards unless
-    ``keep``); ``cold``: an empty embedding cache."""
+    """(store, embedder) of an empty graph (embedded: a new one), dropped or emptied
+    afterwards unless ``keep`` (a server's graph only when it was empty at the start:
+    everything in it is then the benchmark's); ``cold``: an empty embedding cache."""
     from kgdb.cypher.explore import count_nodes
     from kgdb.embed import CachedEmbedder, EmbeddingCache, default_embedder
     from kgdb.engine import connect
@@ -29,9 +30,11 @@ def _fresh_graph(settings: Settings, what: str, *, cold: bool,
         settings = dataclasses.replace(settings, graph=f"bench_{uuid.uuid4().hex[:8]}")
     store = connect(settings)
     tmp = None
+    ours = False
     try:
         if store.run(count_nodes()).value(0):
             raise KgdbError(f"bench {what} needs an empty graph; {store.address} has data")
+        ours = True
         embedder = default_embedder()
         if cold:
             tmp = tempfile.TemporaryDirectory(prefix="kgdb-bench-cache-")
@@ -39,7 +42,7 @@ def _fresh_graph(settings: Settings, what: str, *, cold: bool,
                                       EmbeddingCache(Path(tmp.name) / "embeddings.sqlite"))
         yield store, embedder
     finally:
-        if not keep and settings.embedded:
+        if ours and not keep:
             store.drop()
         store.close()
         if tmp is not None:

@@ -10,6 +10,9 @@ import click
 from kgdb.cli.context import Context, pass_context
 from kgdb.cli.output import emit_json, json_option
 
+KEEP_HELP = ("Keep the benchmark graph afterwards (otherwise it is dropped; on a server, the "
+             "graph the benchmark filled from empty is emptied again).")
+
 
 @click.group()
 def bench() -> None:
@@ -28,7 +31,7 @@ def _show(result: dict[str, Any], as_json: bool) -> None:
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--sep", default=None)
 @click.option("--cold", is_flag=True, help="Use an empty embedding cache (cold start).")
-@click.option("--keep", is_flag=True, help="Keep the benchmark graph afterwards.")
+@click.option("--keep", is_flag=True, help=KEEP_HELP)
 @click.option("--mode", type=click.Choice(["auto", "bulk", "incremental"]), default="auto",
               show_default=True, help="The loader's mode (kgdb load triples --mode).")
 @json_option
@@ -53,7 +56,7 @@ def bench_load(ctx: Context, file: Path, sep: str | None, cold: bool, keep: bool
 @click.option("--mention-facts", is_flag=True)
 @click.option("--batch", default=32, show_default=True, type=click.IntRange(1, 100_000))
 @click.option("--cold", is_flag=True, help="Use an empty embedding cache (cold start).")
-@click.option("--keep", is_flag=True, help="Keep the benchmark graph afterwards.")
+@click.option("--keep", is_flag=True, help=KEEP_HELP)
 @json_option
 @pass_context
 def bench_documents(ctx: Context, paths: tuple[Path, ...], parts: int, extract: str,
@@ -107,7 +110,7 @@ def bench_corpus(base: Path, extra: tuple[Path, ...], passages: int | None,
 @click.option("--queries", default=20, show_default=True, type=click.IntRange(1, 10_000),
               help="Patterns per hop count.")
 @click.option("--seed", default=7, show_default=True, type=int)
-@click.option("--keep", is_flag=True, help="Keep the benchmark graph afterwards.")
+@click.option("--keep", is_flag=True, help=KEEP_HELP)
 @json_option
 @pass_context
 def bench_scale(ctx: Context, entities: int, relationships: int | None, k_nodes: str,

@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from kgdb.cli import cli
+from kgdb.cypher.explore import count_nodes
 
 pytestmark = pytest.mark.live
 
@@ -39,3 +40,18 @@ def test_bench_scale_runs(cli_store) -> None:
     if getattr(cli_store, "plugin_version", None) and cli_store.dialect.NATIVE:
         assert any("kgdb.simgrag.search" in p or "kgdb.simgrag.match" in p for row in report[
             "retrieval_excluding_embedding"].values() for p in row["paths"])
+    # a server's graph the benchmark filled from empty is empty again (embedded: its own
+    # graph was dropped, this one never touched)
+    assert cli_store.run(count_nodes()).value(0) == 0
+
+
+def test_bench_scale_refuses_a_graph_with_data_and_leaves_it(cli_store) -> None:
+    cli_store.run("CREATE (:Keep {name: 'mine'})", write=True)
+    result = CliRunner().invoke(cli, ["bench", "scale", "--entities", "100", "--queries", "1",
+                                      "--kn", "4", "--json"])
+    if cli_store.dialect.NAME == "falkordb":  # embedded: the bench makes its own graph
+        assert result.exit_code == 0, result.output
+    else:
+        assert result.exit_code == 1
+        assert "needs an empty graph" in result.output
+    assert cli_store.run("MATCH (n) RETURN count(n) AS n").value(0) == 1
