@@ -232,11 +232,15 @@ def test_sign_in_ask_a_pattern_expand_and_copy(page: Any, site: dict[str, Any]) 
 def test_hub_expansion_is_capped_and_says_so(page: Any, site: dict[str, Any]) -> None:
     sign_in(page, site)
     ask_pattern(page, "What does Hub City link to?", "Hub City|links_to|UNKNOWN 1")
+    # the evidence holds one of the tied spokes (which one is the engine's pick)
+    before = {n for n in node_names(page) if n.startswith("Spoke")}
+    assert len(before) == 1
     page.click('#graph-svg g.node[data-id="Hub City"]')
     page.wait_for_selector("#node-panel .capped")
     assert f"first {EXPAND_LIMIT} neighbours" in page.inner_text("#node-panel .capped")
-    spokes = [n for n in node_names(page) if n.startswith("Spoke")]
-    assert len(spokes) == EXPAND_LIMIT  # the one of the evidence is among them
+    spokes = {n for n in node_names(page) if n.startswith("Spoke")}
+    # the capped expansion added its 25 spokes beside the evidence's, which it may include
+    assert before <= spokes and len(spokes) - EXPAND_LIMIT in (0, 1)
     shot(page, "4-capped")
 
 
