@@ -175,16 +175,20 @@ def graphs_and_patterns(draw):
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(case=graphs_and_patterns())
 def test_engines_agree_with_brute_force(store, embedder, case):
-    graph, triples, k, kn, kr, distinct = case
+    _on_example_store(store, _agree, embedder, *case)
+
+
+def _on_example_store(store, check, *args):
+    """``check(example_store, *args)`` on an empty graph of its own for this example."""
     if store.dialect.NAME == "neo4j":  # one user database: empty it for each example
         store.reset()
-        _agree(store, embedder, graph, triples, k, kn, kr, distinct)
+        check(store, *args)
         return
     # FalkorDB: a graph of its own per example (not reset-and-reuse: GRAPH.DELETE frees
     # asynchronously).
     example_store = connect(Settings.from_env(graph=f"test_{uuid.uuid4().hex[:12]}"))
     try:
-        _agree(example_store, embedder, graph, triples, k, kn, kr, distinct)
+        check(example_store, *args)
     finally:
         example_store.reset()
         example_store.close()
@@ -313,17 +317,7 @@ def test_engines_agree_with_brute_force_among_many_ties(store, embedder, case):
     """Patterns out of hubs with many subgraphs at one GSD: every engine returns brute
     force's GSDs (each its own choice among equal ones), and the same subgraphs again on a
     second run."""
-    graph, triples, k, kn, kr, distinct = case
-    if store.dialect.NAME == "neo4j":
-        store.reset()
-        _agree_twice(store, embedder, graph, triples, k, kn, kr, distinct)
-        return
-    example_store = connect(Settings.from_env(graph=f"test_{uuid.uuid4().hex[:12]}"))
-    try:
-        _agree_twice(example_store, embedder, graph, triples, k, kn, kr, distinct)
-    finally:
-        example_store.reset()
-        example_store.close()
+    _on_example_store(store, _agree_twice, embedder, *case)
 
 
 def _agree_twice(store, embedder, graph, triples, k, kn, kr, distinct):
