@@ -161,11 +161,9 @@ public class Nearest {
 
     private <T extends Entity> List<Hit<T>> search(String proc, String index, Object vector, Long k,
                                                    boolean relationships, Class<T> kind) {
-        if (index == null) throw new IllegalArgumentException(proc + ": index is null");
-        if (k == null || k < 1 || k > K_MAX) {
-            throw new IllegalArgumentException(proc + ": k must be an integer from 1 to " + K_MAX
-                    + ", not " + k);
-        }
+        Args args = new Args(proc);
+        if (index == null) throw args.fail("index is null");
+        args.count(k, K_MAX, "k");
         double[] query = Vectors.of(vector, proc + ": vector");
         IndexDefinition definition = vectorIndex(proc, index, relationships);
         String prop = definition.getPropertyKeys().iterator().next();
