@@ -42,7 +42,7 @@ public final class VectorMatrixBench {
         System.out.printf("{\"rows\": %d, \"dim\": %d, \"k\": %d, \"buildMs\": %.1f, \"screenDims\": %d}%n",
                 n, dim, k, m.buildMs, m.screenDims);
         List<Double> total = new ArrayList<>(), screen = new ArrayList<>(), exact = new ArrayList<>();
-        List<Integer> visited = new ArrayList<>();
+        List<Integer> visited = new ArrayList<>(), screened = new ArrayList<>();
         for (int round = 0; round < rounds; round++) {
             for (float[] qf : queries) {
                 double[] q = new double[dim];
@@ -56,11 +56,14 @@ public final class VectorMatrixBench {
                 screen.add(m.lastScreenMs);
                 exact.add(m.lastExactMs);
                 visited.add(m.lastCandidates);
+                screened.add(m.lastScreened);
             }
         }
         System.out.printf("{\"queries\": %d, \"p50_ms\": %.2f, \"p90_ms\": %.2f, \"screen_p50_ms\": %.2f, "
-                        + "\"rest_p50_ms\": %.2f, \"visited_p50\": %d, \"visited_p90\": %d}%n",
+                        + "\"rest_p50_ms\": %.2f, \"second_stage_p50\": %d, \"second_stage_p90\": %d, "
+                        + "\"visited_p50\": %d, \"visited_p90\": %d}%n",
                 total.size(), pct(total, 50), pct(total, 90), pct(screen, 50), pct(exact, 50),
+                (int) pctI(screened, 50), (int) pctI(screened, 90),
                 (int) pctI(visited, 50), (int) pctI(visited, 90));
     }
 
