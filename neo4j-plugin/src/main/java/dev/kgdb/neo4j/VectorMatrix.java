@@ -35,11 +35,15 @@ import org.neo4j.kernel.internal.GraphDatabaseAPI;
  * and each row keeps, in a small block-wise dimension-major array, its coordinates P(x - mean)
  * and the norm of its residual (I - P'P)(x - mean). Since distances are invariant under
  * rotation, |x - q|^2 = |P(x - q)|^2 + |residual(x - q)|^2 >= |P(x - q)|^2 + (|res x| - |res
- * q|)^2: a lower bound from m + 1 floats per row instead of dim. A search scans only that array
- * (m + 1 of dim floats of memory bandwidth; SIMD loops), takes the full float distance of the k
- * rows with the smallest bounds, then visits rows in increasing bound order computing their full
- * float distance (row-major copy) and stops when the next bound exceeds the current k-th
- * distance (with safe margins). Then the exact distance ({@link Vectors#l2}, double, index
+ * q|)^2: a lower bound from m + 1 floats per row instead of dim; the same holds for the first
+ * m1 axes with the residual outside them. The screen has two stages: a search scans the first
+ * (m1 + 1 floats per row, column-major; SIMD loops) for every row, takes the full float
+ * distance of the k rows with the smallest bounds, then goes through rows in increasing
+ * first-stage bound order, stops when the next bound exceeds the current k-th distance (with
+ * safe margins), skips a row whose second-stage bound (all m axes: the rest of its
+ * coordinates, row-major) exceeds it, and computes the others' full float distance (row-major
+ * copy); at 919k rows one stage of all m axes was a 710 MB scan per query (memory-bound).
+ * Then the exact distance ({@link Vectors#l2}, double, index
  * order: bit-identical to the Cypher {@code reduce()}) is computed for every visited row within
  * a safe margin of the k-th, and the k nearest are returned with any rows tied at the k-th.
  * The exact distance comes from the copy where the stored values are floats (kgdb stores
