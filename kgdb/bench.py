@@ -10,7 +10,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from kgdb.config import Settings
 from kgdb.errors import KgdbError
@@ -174,6 +174,37 @@ machine at load 5: vector p50 21-30 ms over the first 50 retrievals, 6.1-7.8 ms 
 alternating with FalkorDB at load 6, 200 were not enough (hence the rounds of _warm_up)."""
 
 
+class SideBySideEngine(Protocol):
+    """What :func:`bench_side_by_side` runs: a database through kgdb (:class:`StoreEngine`),
+    or other code answering the same oracle patterns (benchmarks/simgrag_reference.py: the
+    SimGRAG authors' retriever)."""
+
+    address: str
+
+    def evaluate(self, embedder: Any, question: Any, *, k: int, **options: Any) -> Any:
+        """One question's :class:`kgdb.retrieve.metaqa.Outcome` (``timings_ms``: ``embed``,
+        ``vector``, ``match``, optionally ``vector_in_server``)."""
+
+    def index_state(self) -> dict[str, Any]:
+        """How it finds candidates (``vector_search``: exact or approximate, and how)."""
+
+
+class StoreEngine:
+    """kgdb's SimGRAG retrieval on one database."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.address = store.address
+
+    def evaluate(self, embedder: Any, question: Any, *, k: int, **options: Any) -> Any:
+        from kgdb.retrieve.metaqa import evaluate_question
+
+        return evaluate_question(self.store, embedder, question, k=k, **options)[0]
+
+    def index_state(self) -> dict[str, Any]:
+        return index_state(self.store)
+
+
 def bench_side_by_side(stores: dict[str, Any], embedder: Any, questions: list[Any], *,
                        k: int = 3, warmup: int = SIDE_BY_SIDE_WARMUP,
                        **options: Any) -> dict[str, Any]:
@@ -188,10 +219,12 @@ def bench_side_by_side(stores: dict[str, Any], embedder: Any, questions: list[An
     First at least ``warmup`` unmeasured retrievals per engine, alternating, cycling through
     the questions hop by hop (every hop's statements planned and compiled); the report gives
     the p50 total of each warm-up round (a cold JVM is several times slower than a warm one: see
-    :func:`_warm_up`)."""
-    from kgdb.measure import cpu_model, load_average, summary
-    from kgdb.retrieve.metaqa import evaluate_question
+    :func:`_warm_up`).
 
+    ``stores``: name -> a GraphStore (kgdb's retrieval on it) or a :class:`SideBySideEngine`."""
+    from kgdb.measure import cpu_model, load_average, summary
+
+    stores = {name: s if hasattr(s, "evaluate") else StoreEngine(s) for name, s in stores.items()}
     names = list(stores)
     first = names[0]
     result: dict[str, Any] = {
@@ -213,7 +246,7 @@ def bench_side_by_side(stores: dict[str, Any], embedder: Any, questions: list[An
         for q in qs:
             for name, store in stores.items():
                 started = time.perf_counter()
-                outcome, _ = evaluate_question(store, embedder, q, k=k, **options)
+                outcome = store.evaluate(embedder, q, k=k, **options)
                 wall = (time.perf_counter() - started) * 1000
                 t = outcome.timings_ms
                 total = wall - t.get("embed", 0.0)
@@ -246,7 +279,7 @@ def bench_side_by_side(stores: dict[str, Any], embedder: Any, questions: list[An
         result["hops"][f"{hop}-hop"] = row
     result["machine"]["load_average_at_end"] = load_average()
     for name, store in stores.items():
-        result["engines"][name]["index_state"] = index_state(store)
+        result["engines"][name]["index_state"] = store.index_state()
     return result
 
 
@@ -263,8 +296,6 @@ def _warm_up(stores: dict[str, Any], embedder: Any, by_hop: dict[int, list[Any]]
     ``count``. Reported: the retrievals per engine, and each engine's p50 total (ms,
     embedding included) in the first and the last round."""
     from kgdb.measure import summary
-    from kgdb.retrieve.metaqa import oracle_pattern
-    from kgdb.retrieve.simgrag import search
 
     hops = [qs for _, qs in sorted(by_hop.items()) if qs]
     if not hops or count <= 0:
@@ -279,7 +310,7 @@ def _warm_up(stores: dict[str, Any], embedder: Any, by_hop: dict[int, list[Any]]
             q = qs[(i // len(hops)) % len(qs)]
             for name, store in stores.items():
                 started = time.perf_counter()
-                search(store, embedder, oracle_pattern(q), **options)
+                store.evaluate(embedder, q, **options)
                 times[name].append((time.perf_counter() - started) * 1000)
         done += size
         for name, t in times.items():
