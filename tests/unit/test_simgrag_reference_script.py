@@ -32,9 +32,9 @@ def test_kg_is_built_as_the_authors_loader_builds_it(tmp_path: Path) -> None:
                   "Heat|directed_by|Michael Mann\nThief|directed_by|Michael Mann\n",
                   encoding="utf-8")
     graph = _module().load_kg(kb)
-    assert graph["Heat"] == {"directed_by": ["Michael Mann"], "starred_actors": ["Al Pacino"]}
-    assert sorted(graph["Michael Mann"]["directed_by"]) == ["Heat", "Thief"]
-    assert graph["Al Pacino"] == {"starred_actors": ["Heat"]}
+    assert graph["Heat"] == {"directed by": ["Michael Mann"], "starred actors": ["Al Pacino"]}
+    assert sorted(graph["Michael Mann"]["directed by"]) == ["Heat", "Thief"]
+    assert graph["Al Pacino"] == {"starred actors": ["Heat"]}
 
 
 def test_a_malformed_kb_line_is_named(tmp_path: Path) -> None:
