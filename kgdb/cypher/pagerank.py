@@ -356,10 +356,18 @@ def seeds(d: Dialect, vector: Sequence[float], *, named: Sequence[str], sentence
 
 
 def _nearest(d: Dialect, p: Params, label: str, name: str, k: int, vector: str) -> str:
-    """The head of a seed search: the ``k`` ``label`` nodes nearest ``vector`` (parameters
-    ``<name>s`` and ``<name>_beam``: the index is asked for at least SEED_BEAM), as rows
-    ``node, distance`` (L2), nearest first."""
+    """The head of a seed search: the ``k`` ``label`` nodes nearest ``vector``, as rows
+    ``node, distance`` (L2), nearest first (parameter ``<name>s``). A dialect with a native
+    back end (Neo4j with kgdb's plugin) asks its exact search (``kgdb.nearestNodes``: an
+    in-memory copy of the index's vectors, exact L2; at 10x the Lucene HNSW searches took
+    14-105 ms each, growing with the index's segments); the others ask the vector index for
+    at least SEED_BEAM nodes (parameter ``<name>_beam``) and keep the nearest ``k`` by the
+    distance its score gives."""
     limit = p.add(f"{name}s", k)
+    if d.NATIVE is not None:
+        return (f"{d.exact_nearest(label, 'embedding', limit, vector, vector)}\n"
+                f"WITH node, distance\n"
+                f"ORDER BY distance ASC, node.id ASC LIMIT {limit}\n")
     beam = p.add(f"{name}_beam", max(k, SEED_BEAM))
     return (f"{d.vector_search_call(label, 'embedding', beam, vector)}\n"
             f"WITH node, {d.score_to_l2('score')} AS distance\n"
