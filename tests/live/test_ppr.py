@@ -349,7 +349,9 @@ SCIENTISTS = [*CORPUS, *(
 SCIENTIST_QUESTIONS = ["Where did the person who worked on fission grow up?",
                        "Which city honours the scientist born in Paris?",
                        "How many Publix stores are in the state that borders Tennessee?",
-                       "Who worked on computing in Manchester?"]
+                       "Who worked on computing in Manchester?",
+                       "Which state borders the east of the state where the singer of Hello "
+                       "Love died?"]
 
 
 def _ranking(store: Any, embedder: Any, question: str) -> list[tuple[str, float]]:
@@ -376,6 +378,7 @@ def test_plugin_seeds_equal_the_cypher_path(falkordb_store: Any, neo4j_store: An
         build_graph(store, embedder)
     native = neo4j_store.dialect
     assert native.NATIVE is not None
+    kinds = set()
     for question in SCIENTIST_QUESTIONS:
         vector = [float(x) for x in embedder.embed([question])[0]]
         rows = {}
@@ -386,7 +389,8 @@ def test_plugin_seeds_equal_the_cypher_path(falkordb_store: Any, neo4j_store: An
             assert ("kgdb.nearestNodes" in statement.text) == (name == "native")
             rows[name] = sorted((r["kind"], r["id"], r["via"] or "", r["distance"])
                                 for r in neo4j_store.run(statement).records())
-        assert len(rows["native"]) == len(rows["plain"]) > 2 + 2 + 3
+        assert len(rows["native"]) == len(rows["plain"]) >= 2 + 2 + 3
+        kinds |= {r[0] for r in rows["native"]}
         for a, b in zip(rows["native"], rows["plain"], strict=True):
             assert a[:3] == b[:3]
             assert (a[3] is None) == (b[3] is None)
@@ -399,8 +403,9 @@ def test_plugin_seeds_equal_the_cypher_path(falkordb_store: Any, neo4j_store: An
             rankings["plain"] = _ranking(neo4j_store, embedder, question)
         finally:
             neo4j_store.detect_plugin(use=True)
-        assert len(rankings["native"]) == 8
+        assert len(rankings["native"]) >= 3
         for name in ("falkordb", "plain"):
             assert [c for c, _ in rankings[name]] == [c for c, _ in rankings["native"]], name
             for (_, a), (_, b) in zip(rankings[name], rankings["native"], strict=True):
                 assert math.isclose(a, b, abs_tol=1e-5), name
+    assert kinds == {"sentence", "name", "passage", "bridge"}
