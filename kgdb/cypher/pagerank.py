@@ -291,11 +291,14 @@ sentences asked as 3 missed a true top-3 sentence for all 100 MuSiQue questions,
 
 
 def seeds(d: Dialect, vector: Sequence[float], *, named: Sequence[str], sentences: int,
-          names: int, passages: int, bridges: bool) -> Statement | None:
+          names: int, passages: int, bridges: bool, built: bool = False) -> Statement | None:
     """Every seed of a question in one statement (None: nothing asked). Rows ``kind, node,
     id, chunks, distance, text, phrases, via`` (distances are L2: unit vectors, cos = 1 -
     d^2 / 2; ``chunks``: how many chunks contain a phrase):
 
+    * ``built`` (if ``built``): one row whose ``distance`` is the retrieval graph's build
+      time (:func:`read_meta`'s ``built``; no row without a graph), so that a caller that
+      keeps the graph's phrase names checks them in the same round trip;
     * ``question``: the phrases among ``named`` (node, id, chunks);
     * ``sentence``: the ``sentences`` sentences nearest ``vector`` (id, distance, text,
       phrases: each ``[internal id, id, chunks]`` of a phrase it names);
@@ -351,6 +354,10 @@ def seeds(d: Dialect, vector: Sequence[float], *, named: Sequence[str], sentence
             "top.id AS text, null AS phrases, p.id AS via")
     if not parts:
         return None
+    if built:
+        parts.append(f"MATCH (m:{META_LABEL} {{key: {p.add('key', META_KEY)}}})\n"
+                     "RETURN 'built' AS kind, null AS node, null AS id, null AS chunks, "
+                     "m.built AS distance, null AS text, null AS phrases, null AS via")
     body = "\nUNION ALL\n".join(parts)
     return Statement(f"CALL {{\n{body}\n}}\nRETURN {SEED_COLUMNS}", p.values)
 

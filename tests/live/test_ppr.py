@@ -409,3 +409,36 @@ def test_plugin_seeds_equal_the_cypher_path(falkordb_store: Any, neo4j_store: An
             for (_, a), (_, b) in zip(rankings[name], rankings["native"], strict=True):
                 assert math.isclose(a, b, abs_tol=1e-5), name
     assert kinds == {"sentence", "name", "passage", "bridge"}
+
+
+def test_solver_checks_the_kept_graph_in_its_seed_statement(store: Any, embedder: Any,
+                                                            tmp_path: Path) -> None:
+    """The phrase names are kept between questions and checked by the seed statement itself
+    (no statement of its own): a rebuilt graph's new names are seeds at the next question,
+    and a deleted graph is an error."""
+    from kgdb.retrieve.ppr import PprError
+
+    if store.dialect.NAME == "falkordb":
+        udf.install(store)
+    _load(store, embedder, tmp_path, CORPUS)
+    build_graph(store, embedder)
+    question = "Which stores does Zanzibar Trading run in Tennessee?"
+    options = PprOptions(seed_passages=4, sentences=0)  # the named phrases alone
+    first = PprSolver().retrieve(store, embedder, question, options)
+    again = PprSolver().retrieve(store, embedder, question, options)
+    assert [p.id for p in again.passages] == [p.id for p in first.passages]
+    assert not any("m.options AS options" in s.text for s in again.statements)
+    assert sum("'built' AS kind" in s.text for s in again.statements) == 1
+    assert not any(s.get("phrase") == "zanzibar trading" for s in again.detail["seeds"])
+    _load(store, embedder, tmp_path, [*CORPUS, {
+        "id": "zanzibar", "title": "Zanzibar Trading",
+        "text": "Zanzibar Trading is a grocer that runs 12 stores in Tennessee."}])
+    build_graph(store, embedder)
+    rebuilt = PprSolver().retrieve(store, embedder, question, options)
+    assert {"kind": "question", "phrase": "zanzibar trading", "weight": 0.2, "source": ""} \
+        in rebuilt.detail["seeds"]
+    assert rebuilt.documents[0].id == "zanzibar"
+    store.run(Statement("MATCH (n) WHERE n:Phrase OR n:Sentence OR n:KgdbMeta DETACH DELETE n",
+                        write=True))
+    with pytest.raises(PprError, match="no retrieval graph"):
+        PprSolver().retrieve(store, embedder, question, options)
