@@ -260,23 +260,39 @@ def udf_ppr_chunks(seeds: Mapping[int, float], *, damping: float, epsilon: float
 
 
 def native_ppr_chunks(d: Dialect, seeds: Mapping[int, float], *, damping: float,
-                      epsilon: float, k: int, boost: Mapping[int, float] | None = None
-                      ) -> Statement:
+                      epsilon: float, k: int, boost: Mapping[int, float] | None = None,
+                      paths_from: Sequence[str] = (), paths_of: int = 10) -> Statement:
     """The dialect's native procedure (Neo4j with kgdb's plugin: ``kgdb.ppr``,
     neo4j-plugin/.../Ppr.java) over the stored projection: the same rows as
-    :func:`udf_ppr_chunks`."""
+    :func:`udf_ppr_chunks`. With ``paths_from`` (seed phrase ids), also a column ``paths``:
+    on the first row, :func:`seed_paths`'s rows (``[chunk, phrase, via]``, in its order) for
+    the ``paths_of`` best chunks, null on the others (one round trip instead of two)."""
     if d.PPR is None:
         raise ValueError(f"{d.NAME} has no native personalized PageRank")
     p = Params()
     bn, bv = _boost(p, boost or {})
+    call = (f"CALL {d.PPR}({p.add('seeds', [int(n) for n in seeds])}, "
+            f"{p.add('seed_weights', [float(w) for w in seeds.values()])}, "
+            f"{p.add('damping', float(damping))}, {p.add('epsilon', float(epsilon))}, "
+            f"{p.add('k', int(k))}, {bn}, {bv})\n"
+            "YIELD node AS c, score, pagerank\n")
+    columns = ("c.id AS chunk, c.document AS document, c.text AS text, id(c) AS node, score, "
+               "pagerank")
+    if not paths_from:
+        return Statement(f"{call}RETURN {columns}\nORDER BY score DESC, chunk ASC", p.values)
+    best = p.add("paths_of", int(paths_of))
+    paths = d.subquery(["rows"], (
+        f"UNWIND rows[0..{best}] AS r\nWITH r.c AS x\n"
+        f"{_paths_body(p, 'x', paths_from)}\n"
+        "RETURN collect([chunk, phrase, via]) AS paths"))
     return Statement(
-        f"CALL {d.PPR}({p.add('seeds', [int(n) for n in seeds])}, "
-        f"{p.add('seed_weights', [float(w) for w in seeds.values()])}, "
-        f"{p.add('damping', float(damping))}, {p.add('epsilon', float(epsilon))}, "
-        f"{p.add('k', int(k))}, {bn}, {bv})\n"
-        "YIELD node AS c, score, pagerank\n"
-        "RETURN c.id AS chunk, c.document AS document, c.text AS text, id(c) AS node, score, "
-        "pagerank\nORDER BY score DESC, chunk ASC", p.values)
+        f"{call}WITH c, score, pagerank ORDER BY score DESC, c.id ASC\n"
+        "WITH collect({c: c, score: score, pagerank: pagerank}) AS rows\n"
+        f"{paths}\n"
+        "UNWIND range(0, size(rows) - 1) AS i\n"
+        "WITH rows[i].c AS c, rows[i].score AS score, rows[i].pagerank AS pagerank, "
+        "CASE WHEN i = 0 THEN paths ELSE null END AS paths\n"
+        f"RETURN {columns}, paths\nORDER BY score DESC, chunk ASC", p.values)
 
 
 # ------------------------------------------------------------------ seeds
@@ -390,14 +406,21 @@ def seed_paths(chunks: Sequence[str], seeds: Sequence[str]) -> Statement:
     """Which seed phrases reach each of ``chunks`` in one step (``phrase_in``) or two (a
     synonym, then ``phrase_in``): rows ``chunk, phrase, via`` (via: the synonym or null)."""
     p = Params()
-    c, s = p.add("chunks", list(chunks)), p.add("seeds", list(seeds))
-    return Statement(
-        f"UNWIND {c} AS cid\nMATCH (x:{CHUNK} {{id: cid}})<-[:{PHRASE_IN}]-(q:{PHRASE})\n"
-        f"OPTIONAL MATCH (q)-[:{SYNONYM}]-(s:{PHRASE})\n"
-        f"WITH cid, q, s WHERE q.id IN {s} OR s.id IN {s}\n"
-        "RETURN DISTINCT cid AS chunk, CASE WHEN q.id IN " + s + " THEN q.id ELSE s.id END "
-        "AS phrase, CASE WHEN q.id IN " + s + " THEN null ELSE q.id END AS via\n"
-        "ORDER BY chunk, phrase", p.values)
+    return Statement(f"UNWIND {p.add('chunks', list(chunks))} AS cid\n"
+                     f"MATCH (x:{CHUNK} {{id: cid}})\n{_paths_body(p, 'x', seeds)}\n"
+                     "RETURN chunk, phrase, via", p.values)
+
+
+def _paths_body(p: Params, chunk: str, seeds: Sequence[str]) -> str:
+    """From the chunk node ``chunk``: rows ``chunk, phrase, via`` of :func:`seed_paths`
+    (distinct, ordered by chunk, phrase, via)."""
+    s = p.add("path_seeds", list(seeds))
+    return (f"MATCH ({chunk})<-[:{PHRASE_IN}]-(q:{PHRASE})\n"
+            f"OPTIONAL MATCH (q)-[:{SYNONYM}]-(s:{PHRASE})\n"
+            f"WITH {chunk}, q, s WHERE q.id IN {s} OR s.id IN {s}\n"
+            f"WITH DISTINCT {chunk}.id AS chunk, CASE WHEN q.id IN {s} THEN q.id ELSE s.id END "
+            f"AS phrase, CASE WHEN q.id IN {s} THEN null ELSE q.id END AS via\n"
+            "ORDER BY chunk, phrase, via")
 
 
 def gds_project_seeded(graph: str, seeds: Mapping[int, float],

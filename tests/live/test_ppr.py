@@ -354,12 +354,13 @@ SCIENTIST_QUESTIONS = ["Where did the person who worked on fission grow up?",
                        "Love died?"]
 
 
-def _ranking(store: Any, embedder: Any, question: str) -> list[tuple[str, float]]:
+def _ranking(store: Any, embedder: Any, question: str) -> tuple[list[tuple[str, float]], Any]:
+    """The ranked passages (id, score) and the evidence's paths."""
     evidence = PprSolver().retrieve(store, embedder, question,
                                     PprOptions(seed_passages=3, sentences=2, passages=8,
                                                epsilon=1e-12, iterations=1000,
                                                tolerance=1e-15))
-    return [(p.id, float(p.score or 0.0)) for p in evidence.passages]
+    return [(p.id, float(p.score or 0.0)) for p in evidence.passages], evidence.detail["paths"]
 
 
 def test_plugin_seeds_equal_the_cypher_path(falkordb_store: Any, neo4j_store: Any,
@@ -367,7 +368,8 @@ def test_plugin_seeds_equal_the_cypher_path(falkordb_store: Any, neo4j_store: An
     """Neo4j with kgdb's plugin takes the seeds' nearest sentences and chunks from its exact
     in-memory search (kgdb.nearestNodes) instead of Lucene's HNSW: the same seed rows (kinds,
     ids, distances within 1e-6) as the plain Cypher path, and the same ranking as it (GDS) and
-    as FalkorDB (same chunks in the same order, scores within 1e-5)."""
+    as FalkorDB (same chunks in the same order, scores within 1e-5), with the same paths
+    (which the plugin's PageRank statement returns along)."""
     from kgdb.dialects.neo4j import Neo4jDialect
 
     if neo4j_store.plugin_version is None:
@@ -403,11 +405,13 @@ def test_plugin_seeds_equal_the_cypher_path(falkordb_store: Any, neo4j_store: An
             rankings["plain"] = _ranking(neo4j_store, embedder, question)
         finally:
             neo4j_store.detect_plugin(use=True)
-        assert len(rankings["native"]) >= 3
+        assert len(rankings["native"][0]) >= 3 and rankings["native"][1]
         for name in ("falkordb", "plain"):
-            assert [c for c, _ in rankings[name]] == [c for c, _ in rankings["native"]], name
-            for (_, a), (_, b) in zip(rankings[name], rankings["native"], strict=True):
+            ranking, paths = rankings[name]
+            assert [c for c, _ in ranking] == [c for c, _ in rankings["native"][0]], name
+            for (_, a), (_, b) in zip(ranking, rankings["native"][0], strict=True):
                 assert math.isclose(a, b, abs_tol=1e-5), name
+            assert paths == rankings["native"][1], name  # the plugin's in its PageRank call
     assert kinds == {"sentence", "name", "passage", "bridge"}
 
 
