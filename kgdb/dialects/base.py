@@ -327,6 +327,23 @@ class Dialect(abc.ABC):
         distance = self.exact_l2_prepared(f"node.{self.ident(prop)}", prepared)
         return f"{call}\nWITH node, {distance} AS distance"
 
+    VECTOR_OVERFETCH: ClassVar[int] = 4
+    """An approximate index is asked for this many times k (and at least
+    :attr:`VECTOR_BEAM_MIN`); callers ORDER BY the exact distance and LIMIT k."""
+
+    VECTOR_BEAM_MIN: ClassVar[int] = 64
+    """The fewest neighbours an approximate index is asked for. Lucene's HNSW uses the count
+    as its beam (with k = 1 it returned a node that is not the nearest), and where many nodes
+    tie at one distance (equal names) an index asked for 4k returns an arbitrary 4k of them,
+    so the first k by (distance, id) depended on which (both found by the brute-force
+    property tests in tests/live/test_simgrag_retrieval.py)."""
+
+    def vector_beam(self, k: str) -> str:
+        """The neighbour count to ask an approximate index for, for the Cypher expression
+        ``k``: max(:attr:`VECTOR_OVERFETCH` k, :attr:`VECTOR_BEAM_MIN`)."""
+        wide = f"{k} * {self.VECTOR_OVERFETCH}"
+        return f"CASE WHEN {wide} > {self.VECTOR_BEAM_MIN} THEN {wide} ELSE {self.VECTOR_BEAM_MIN} END"
+
     VECTOR_SEARCH: ClassVar[str] = "vector index, exact re-rank of what it proposes"
     """How nearest-node candidates are found, for benchmark reports (is it exact?)."""
 

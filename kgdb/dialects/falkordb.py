@@ -59,14 +59,11 @@ class FalkorDBDialect(Dialect):
     gives 0.988 at about 1.6 ms per query. efConstruction 64 (default 200) halves the
     insertion cost (7.5 s instead of about 19 s for 43k vectors) for that recall."""
 
-    VECTOR_OVERFETCH: ClassVar[int] = 4
-    """Ask the vector index for this many times k: on 4.16.3 each update of an indexed node
-    leaves a stale HNSW entry, and a k-query then yields fewer than k distinct nodes (k/2
-    after one update of every node, measured). Callers ORDER BY distance LIMIT k;
-    ``kgdb schema reindex`` rebuilds the indexes."""
-
+    # VECTOR_OVERFETCH (4) matters here also because on 4.16.3 each update of an indexed node
+    # leaves a stale HNSW entry, and a k-query then yields fewer than k distinct nodes (k/2
+    # after one update of every node, measured); ``kgdb schema reindex`` rebuilds the indexes.
     VECTOR_SEARCH: ClassVar[str] = (
-        f"approximate: HNSW index ({VECTOR_INDEX_OPTIONS}), {VECTOR_OVERFETCH}x k proposed, "
+        f"approximate: HNSW index ({VECTOR_INDEX_OPTIONS}), max(4k, 64) proposed, "
         "exact L2 re-rank")
 
     BULK_INSERT: ClassVar[bool] = True
@@ -244,14 +241,14 @@ class FalkorDBDialect(Dialect):
     def vector_search_call(self, label: str, prop: str, k: str, vector: str) -> str:
         self.ident(label), self.ident(prop)
         return (f"CALL db.idx.vector.queryNodes({self.string_literal(label)}, "
-                f"{self.string_literal(prop)}, {k} * {self.VECTOR_OVERFETCH}, vecf32({vector})) "
+                f"{self.string_literal(prop)}, {self.vector_beam(k)}, vecf32({vector})) "
                 "YIELD node, score")
 
     def relationship_vector_search_call(self, rel_type: str, prop: str, k: str,
                                         vector: str) -> str:
         self.ident(rel_type), self.ident(prop)
         return (f"CALL db.idx.vector.queryRelationships({self.string_literal(rel_type)}, "
-                f"{self.string_literal(prop)}, {k} * {self.VECTOR_OVERFETCH}, vecf32({vector})) "
+                f"{self.string_literal(prop)}, {self.vector_beam(k)}, vecf32({vector})) "
                 "YIELD relationship, score")
 
     def vector_search_stored(self, label: str, prop: str, k: str, stored: str) -> str:
@@ -259,7 +256,7 @@ class FalkorDBDialect(Dialect):
         # ("expected List or Null but was Vectorf32", 4.16.3).
         self.ident(label), self.ident(prop)
         return (f"CALL db.idx.vector.queryNodes({self.string_literal(label)}, "
-                f"{self.string_literal(prop)}, {k} * {self.VECTOR_OVERFETCH}, {stored}) "
+                f"{self.string_literal(prop)}, {self.vector_beam(k)}, {stored}) "
                 "YIELD node, score")
 
     def cosine_similarity(self, a: str, b: str) -> str:

@@ -181,28 +181,19 @@ class Neo4jDialect(Dialect):
         ]
 
     # ------------------------------------------------------------------ search
-    VECTOR_BEAM_MIN: ClassVar[int] = 64
-    """Ask the index for at least this many neighbours (and 4 times k). Lucene's HNSW search
-    uses the requested count as its beam width and 5.26 has no query-time ef: with k=1 the
-    greedy search can stop in a local minimum and return a node that is not the nearest
-    (found by the brute-force property test in tests/live/test_simgrag_retrieval.py).
-    Callers ORDER BY the exact distance and LIMIT k."""
-
     VECTOR_SEARCH: ClassVar[str] = ("approximate: Lucene HNSW index, max(4k, 64) proposed, "
                                      "exact L2 re-rank in Cypher")
 
     def vector_search_call(self, label: str, prop: str, k: str, vector: str) -> str:
         index = self.string_literal(self.index_name(label, prop, "vector"))
-        beam = (f"CASE WHEN {k} * 4 > {self.VECTOR_BEAM_MIN} THEN {k} * 4 "
-                f"ELSE {self.VECTOR_BEAM_MIN} END")
-        return f"CALL db.index.vector.queryNodes({index}, {beam}, {vector}) YIELD node, score"
+        return (f"CALL db.index.vector.queryNodes({index}, {self.vector_beam(k)}, {vector}) "
+                "YIELD node, score")
 
     def relationship_vector_search_call(self, rel_type: str, prop: str, k: str,
                                         vector: str) -> str:
         index = self.string_literal(self.index_name(rel_type, prop, "rel_vector"))
-        beam = (f"CASE WHEN {k} * 4 > {self.VECTOR_BEAM_MIN} THEN {k} * 4 "
-                f"ELSE {self.VECTOR_BEAM_MIN} END")
-        return (f"CALL db.index.vector.queryRelationships({index}, {beam}, {vector}) "
+        return (f"CALL db.index.vector.queryRelationships({index}, {self.vector_beam(k)}, "
+                f"{vector}) "
                 "YIELD relationship, score")
 
     def cosine_similarity(self, a: str, b: str) -> str:
