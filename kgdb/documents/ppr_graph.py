@@ -333,10 +333,7 @@ def store_projection(store: GraphStore, title_weight: float = TITLE_WEIGHT,
     slots = _read_slots(store) if fresh is not None else None
     if slots is None:
         report.mode = "full"
-        order = sorted(current, key=lambda key: current[key])
-        slots = _Slots([], [], [])
-        for key in order:
-            slots.place(current[key], key)
+        slots = _fresh_slots(current)
         sources = None
     else:
         report.mode = "incremental"
@@ -368,6 +365,14 @@ def store_projection(store: GraphStore, title_weight: float = TITLE_WEIGHT,
     store.run(cy.store_projection(total, report.edges))
     clock.lap("write")
     return report
+
+
+def _fresh_slots(current: dict[tuple[bool, str], int]) -> _Slots:
+    """A new slot table: the nodes in internal id order."""
+    slots = _Slots([], [], [])
+    for key in sorted(current, key=lambda key: current[key]):
+        slots.place(current[key], key)
+    return slots
 
 
 def _read_slots(store: GraphStore) -> _Slots | None:
@@ -505,7 +510,23 @@ def _block(slots: _Slots, rows: dict[int, tuple[np.ndarray, np.ndarray]],
             "prob": np.concatenate([p for _, p in parts]).tolist() if parts else []}
 
 
-def stored_projection(store: GraphStore) -> set[tuple[bool, str, bool, str, float]]:
+Edge = tuple[bool, str, bool, str, float]
+"""(source is a chunk, source id, target is a chunk, target id, transition probability)."""
+
+
+def fresh_projection(store: GraphStore, title_weight: float = TITLE_WEIGHT) -> set[Edge]:
+    """The projection a full write would store now, as :func:`stored_projection` gives it
+    (nothing is written)."""
+    current = {(bool(r["chunk"]), str(r["id"])): int(r["node"])
+               for r in store.run(cy.projection_nodes()).records()}
+    slots = _fresh_slots(current)
+    rows = _rows(store, slots, None, title_weight)
+    return {(slots.kinds[u] == CHUNK, slots.keys[u], slots.kinds[int(v)] == CHUNK,
+             slots.keys[int(v)], float(p)) for u, (adj, prob) in rows.items()
+            for v, p in zip(adj, prob, strict=True)}
+
+
+def stored_projection(store: GraphStore) -> set[Edge]:
     """The stored projection as (source is a chunk, source id, target is a chunk, target id,
     transition probability): how it is compared with a fresh build's (tests)."""
     rows = store.run(cy.read_blocks()).records()
