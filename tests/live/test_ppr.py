@@ -84,12 +84,23 @@ def test_udf_refuses_bad_input(library: Any) -> None:
         with pytest.raises(StatementError, match=message):
             library.run("RETURN kgdb.ppr($a, $b, $c, $d, $e, $f, $g, $h, $i, $j, $k, $l) "
                         "AS v", params)
-    with pytest.raises(StatementError, match="is not kept here"):  # arrays null, not cached
-        library.run("RETURN kgdb.pprStored('never-written', null, null, null, null, null, "
-                    "[], [], 0.5, 1e-9, 5, [], []) AS v")
-    stored = library.run("RETURN kgdb.pprStored('p1', [7, 9], [0, 1, 2], [1, 0], [1.0, 1.0], "
-                         "[9], [7], [1.0], 0.5, 1e-12, 5, [], []) AS v").value(0)
+    with pytest.raises(StatementError, match="is not kept here"):  # blocks null, not cached
+        library.run("RETURN kgdb.pprStored('never-written', null, [], [], [], 0.5, 1e-9, 5, "
+                    "[], []) AS v")
+    # blocks [version, nodes (-1: a free slot), kinds (1: a chunk), offsets, adj, prob]
+    block = "['b1', [7, -1, 9], [2, 0, 1], [0, 1, 1, 2], [2, 0], [1.0, 1.0]]"
+    stored = library.run(f"RETURN kgdb.pprStored('p1', ['b1'], [{block}], [7], [1.0], 0.5, "
+                         "1e-12, 5, [], []) AS v").value(0)
     assert [r["node"] for r in stored] == [9] and stored[0]["score"] == pytest.approx(1 / 3)
+    with pytest.raises(StatementError, match="not kept here: pass it"):  # b1 kept, b2 not
+        library.run("RETURN kgdb.pprStored('p2', ['b1', 'b2'], [], [7], [1.0], 0.5, 1e-9, 5, "
+                    "[], []) AS v")
+    with pytest.raises(StatementError, match="does not describe"):
+        library.run("RETURN kgdb.pprStored('p3', ['b3'], [['b3', [7], [2], [0, 2], [0], "
+                    "[1.0]]], [7], [1.0], 0.5, 1e-9, 5, [], []) AS v")
+    with pytest.raises(StatementError, match="outside"):
+        library.run("RETURN kgdb.pprStored('p4', ['b4'], [['b4', [7], [2], [0, 1], [3], "
+                    "[1.0]]], [7], [1.0], 0.5, 1e-9, 5, [], []) AS v")
 
 
 def _write_graph(store: Any, edges: list[tuple[int, int, float]], chunks: int,
