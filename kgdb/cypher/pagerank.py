@@ -203,27 +203,27 @@ def projection_nodes() -> Statement:
 
 
 def projection_links(nodes: Sequence[int] | None = None) -> Statement:
-    """Rows ``a, b, title, score`` by internal id: each ``phrase_in`` edge (a the phrase, b
-    the chunk, ``title`` its flag, ``score`` null) and each synonym edge (a < b by id,
-    ``score``; ``title`` null), of ``nodes`` (an edge with an end among them, possibly
-    twice) or of the whole graph (None)."""
+    """Rows ``rel, a, b, title, score`` by internal id: each ``phrase_in`` edge (a the
+    phrase, b the chunk, ``title`` its flag, ``score`` null) and each synonym edge (a its
+    start, ``score``; ``title`` null), of ``nodes`` (an edge with an end among them: an
+    edge between two of them comes twice, with one ``rel``) or of the whole graph (None)."""
     p = Params()
+    link = "RETURN id(e) AS rel, id({}) AS a, id({}) AS b, coalesce(e.title, false) AS title, " \
+        "null AS score"
+    synonym = "RETURN id(r) AS rel, id({}) AS a, id({}) AS b, null AS title, r.score AS score"
     if nodes is None:
         return Statement(
-            f"MATCH (a:{PHRASE})-[e:{PHRASE_IN}]->(b:{CHUNK})\n"
-            "RETURN id(a) AS a, id(b) AS b, coalesce(e.title, false) AS title, "
-            "null AS score\nUNION ALL\n"
-            f"MATCH (a:{PHRASE})-[r:{SYNONYM}]->(b:{PHRASE})\n"
-            "RETURN id(a) AS a, id(b) AS b, null AS title, r.score AS score")
+            f"MATCH (a:{PHRASE})-[e:{PHRASE_IN}]->(b:{CHUNK})\n{link.format('a', 'b')}\n"
+            f"UNION ALL\nMATCH (a:{PHRASE})-[r:{SYNONYM}]->(b:{PHRASE})\n"
+            f"{synonym.format('a', 'b')}")
     ids = p.add("nodes", [int(n) for n in nodes])
     head = f"UNWIND {ids} AS i\nMATCH (n) WHERE id(n) = i\n"
     return Statement(
-        f"{head}MATCH (n)-[e:{PHRASE_IN}]->(b:{CHUNK})\n"
-        "RETURN id(n) AS a, id(b) AS b, coalesce(e.title, false) AS title, null AS score\n"
-        f"UNION ALL\n{head}MATCH (a:{PHRASE})-[e:{PHRASE_IN}]->(n)\n"
-        "RETURN id(a) AS a, id(n) AS b, coalesce(e.title, false) AS title, null AS score\n"
-        f"UNION ALL\n{head}MATCH (n)-[r:{SYNONYM}]-(b:{PHRASE})\n"
-        "RETURN id(n) AS a, id(b) AS b, null AS title, r.score AS score", p.values)
+        f"{head}MATCH (n)-[e:{PHRASE_IN}]->(b:{CHUNK})\n{link.format('n', 'b')}\n"
+        f"UNION ALL\n{head}MATCH (a:{PHRASE})-[e:{PHRASE_IN}]->(n)\n{link.format('a', 'n')}\n"
+        f"UNION ALL\n{head}MATCH (n)-[r:{SYNONYM}]->(b:{PHRASE})\n{synonym.format('n', 'b')}\n"
+        f"UNION ALL\n{head}MATCH (a:{PHRASE})-[r:{SYNONYM}]->(n)\n"
+        f"{synonym.format('a', 'n')}", p.values)
 
 
 def named_phrases(nodes: Sequence[int] | None = None) -> Statement:

@@ -42,8 +42,9 @@ slot table with the chunks and phrases there are now, by (kind, id): a node that
 frees its slot; a new one takes a free slot or a new one at the end; one this run
 created again (a changed document's chunk, a phrase deleted and created again) or whose
 internal id changed keeps its slot. FalkorDB reuses deleted nodes' internal ids, so none
-of this goes by internal id alone. Then it recomputes the blocks of the slots whose edges
-can have changed: those nodes, their neighbours in the stored projection (every edge is
+of this goes by internal id alone. Then it recomputes the out-edges of the slots whose
+edges can have changed and rewrites their blocks (the blocks' other rows as they were):
+those nodes, their neighbours in the stored projection (every edge is
 stored both ways, so these are the nodes with an edge to a gone or stale one) and in the
 graph, and the chunks containing a phrase that became or stopped being a document's
 title. Nothing else can change: a chunk's links depend only on its text and title,
@@ -367,10 +368,18 @@ def store_projection(store: GraphStore, title_weight: float = TITLE_WEIGHT,
     clock.lap("diff")
     total = (len(slots.nodes) + SLOTS - 1) // SLOTS
     todo = range(total) if sources is None else sorted({s // SLOTS for s in sources})
-    ids = None if sources is None else \
-        [n for b in todo for n in slots.nodes[b * SLOTS:(b + 1) * SLOTS] if n >= 0]
+    ids = None if sources is None else [slots.nodes[s] for s in sorted(sources)
+                                        if slots.nodes[s] >= 0]
     out = _rows(store, slots, ids, title_weight)
     report.rows = len(out)
+    if sources is not None:  # the other rows of the blocks rewritten: as stored
+        for r in store.run(cy.read_blocks(todo)).records():
+            first, offsets = int(r["block"]) * SLOTS, r["offsets"]
+            for j in range(len(r["nodes"])):
+                if first + j not in sources and slots.nodes[first + j] >= 0:
+                    a, b = offsets[j], offsets[j + 1]
+                    out[first + j] = (np.asarray(r["adj"][a:b], dtype=np.int64),
+                                      np.asarray(r["prob"][a:b], dtype=np.float64))
     clock.lap("edges")
     if sources is None:
         store.run(cy.delete_blocks(0))
@@ -477,15 +486,16 @@ def _rows(store: GraphStore, slots: _Slots, nodes: Sequence[int] | None,
     ascending order, transition probabilities); the edge weights of the module docstring's
     "Edge weights". Sets each phrase's slot kind (NAMED or PHRASE)."""
     by_node = {n: s for s, n in enumerate(slots.nodes) if n >= 0}
-    link: set[tuple[int, int, bool]] = set()
-    syn: dict[tuple[int, int], float] = {}
+    links: dict[int, tuple[int, int, bool]] = {}  # by relationship (parallel edges add up)
+    syns: dict[int, tuple[int, int, float]] = {}
     for part in ([None] if nodes is None else _batches(list(nodes), 2000)):
         for r in store.run(cy.projection_links(part)).records():
             a, b = by_node[int(r["a"])], by_node[int(r["b"])]
             if r["score"] is None:
-                link.add((a, b, bool(r["title"])))
+                links[int(r["rel"])] = (a, b, bool(r["title"]))
             else:
-                syn[(min(a, b), max(a, b))] = float(r["score"])
+                syns[int(r["rel"])] = (a, b, float(r["score"]))
+    link, syn = list(links.values()), list(syns.values())
     ends = None if nodes is None else \
         list({*(slots.nodes[p] for p, _, _ in link), *nodes})
     named = np.zeros(len(slots.nodes), dtype=bool)
@@ -495,9 +505,9 @@ def _rows(store: GraphStore, slots: _Slots, nodes: Sequence[int] | None,
     lp = np.fromiter((p for p, _, _ in link), dtype=np.int64, count=len(link))
     lc = np.fromiter((c for _, c, _ in link), dtype=np.int64, count=len(link))
     lt = np.fromiter((t for _, _, t in link), dtype=bool, count=len(link))
-    sa = np.fromiter((a for a, _ in syn), dtype=np.int64, count=len(syn))
-    sb = np.fromiter((b for _, b in syn), dtype=np.int64, count=len(syn))
-    sw = np.fromiter(syn.values(), dtype=np.float64, count=len(syn))
+    sa = np.fromiter((a for a, _, _ in syn), dtype=np.int64, count=len(syn))
+    sb = np.fromiter((b for _, b, _ in syn), dtype=np.int64, count=len(syn))
+    sw = np.fromiter((w for _, _, w in syn), dtype=np.float64, count=len(syn))
     tw = float(title_weight)
     src = np.concatenate([lp, lc, sa, sb])
     dst = np.concatenate([lc, lp, sb, sa])
