@@ -118,6 +118,7 @@ def build_graph(store: GraphStore, embedder: Embedder, options: GraphOptions | N
     meta = store.run(cy.read_meta()).records()
     stored = json.loads(meta[0]["options"]) if meta and meta[0]["options"] else None
     interrupted = bool(meta and meta[0]["pending"])  # a run stopped before its projection
+    store.run(cy.mark_pending(True))  # (no meta node yet: nothing stored to mark)
     if full or stored is None or {k: stored.get(k) for k in options.extraction()} != \
             options.extraction():
         report.mode = "full"
@@ -126,7 +127,6 @@ def build_graph(store: GraphStore, embedder: Embedder, options: GraphOptions | N
             pass
     else:
         report.mode = "incremental"
-        store.run(cy.mark_pending(True))
         report.sentences_removed = int(store.run(cy.delete_orphan_sentences()).value(0))
         report.phrases_removed = int(store.run(cy.delete_orphan_phrases()).value(0))
     resynonym = stored is not None and report.mode == "incremental" and \

@@ -391,6 +391,31 @@ def test_projection_update_equals_a_full_write(store: Any, embedder: Any,
     assert {e[:4] for e in stored_projection(store)} == {e[:4] for e in kept}
 
 
+def test_an_interrupted_update_rewrites_the_projection(store: Any, embedder: Any,
+                                                       tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that extracted a new document's chunk but stopped before writing the projection
+    leaves it pending: the next run extracts nothing, and writes the projection whole."""
+    from kgdb.documents import ppr_graph
+
+    _load(store, embedder, tmp_path, CORPUS[:2])
+    build_graph(store, embedder)
+    _load(store, embedder, tmp_path, CORPUS[:3])
+
+    def stop(*_: Any, **__: Any) -> None:
+        raise RuntimeError("stopped")
+
+    monkeypatch.setattr(ppr_graph, "store_projection", stop)
+    with pytest.raises(RuntimeError, match="stopped"):
+        build_graph(store, embedder)
+    monkeypatch.undo()
+    report = build_graph(store, embedder)
+    assert report.chunks == 0 and report.projection["mode"] == "full"
+    _same_projection(store, GraphOptions().title_weight)
+    assert any(a == "publix" for _, a, _, _, _ in stored_projection(store))
+    assert build_graph(store, embedder).mode == "unchanged"
+
+
 def test_solver_ranks_passages_with_evidence(store: Any, embedder: Any,
                                              tmp_path: Path) -> None:
     if store.dialect.NAME == "falkordb":
