@@ -53,8 +53,8 @@ demo: $(RUNTIME)
 	$(VENV)/bin/kgdb demo
 
 check: $(STAMP)
-	$(PY) -m ruff check kgdb tests
-	$(PY) -m mypy kgdb
+	$(PY) -m ruff check kgdb tests benchmarks
+	$(PY) -m mypy kgdb benchmarks
 
 test: $(STAMP) $(LINT_DEPS) check plugin wheel browser
 	KGDB_TEST_WHEEL_DIR=dist $(PY) -m pytest

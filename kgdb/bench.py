@@ -10,7 +10,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from kgdb.config import Settings
 from kgdb.errors import KgdbError
@@ -174,6 +174,37 @@ machine at load 5: vector p50 21-30 ms over the first 50 retrievals, 6.1-7.8 ms 
 alternating with FalkorDB at load 6, 200 were not enough (hence the rounds of _warm_up)."""
 
 
+class SideBySideEngine(Protocol):
+    """What :func:`bench_side_by_side` runs: a database through kgdb (:class:`StoreEngine`),
+    or other code answering the same oracle patterns (benchmarks/simgrag_reference.py: the
+    SimGRAG authors' retriever)."""
+
+    address: str
+
+    def evaluate(self, embedder: Any, question: Any, *, k: int, **options: Any) -> Any:
+        """One question's :class:`kgdb.retrieve.metaqa.Outcome` (``timings_ms``: ``embed``,
+        ``vector``, ``match``, optionally ``vector_in_server``)."""
+
+    def index_state(self) -> dict[str, Any]:
+        """How it finds candidates (``vector_search``: exact or approximate, and how)."""
+
+
+class StoreEngine:
+    """kgdb's SimGRAG retrieval on one database."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.address = store.address
+
+    def evaluate(self, embedder: Any, question: Any, *, k: int, **options: Any) -> Any:
+        from kgdb.retrieve.metaqa import evaluate_question
+
+        return evaluate_question(self.store, embedder, question, k=k, **options)[0]
+
+    def index_state(self) -> dict[str, Any]:
+        return index_state(self.store)
+
+
 def bench_side_by_side(stores: dict[str, Any], embedder: Any, questions: list[Any], *,
                        k: int = 3, warmup: int = SIDE_BY_SIDE_WARMUP,
                        **options: Any) -> dict[str, Any]:
@@ -183,15 +214,18 @@ def bench_side_by_side(stores: dict[str, Any], embedder: Any, questions: list[An
     but the question's embedding; with kgdb's one-call procedure also the searches' time in
     the server, ``vector_in_server``), hits@k, and whether the top-k GSDs equal the first
     engine's for every question (the ones that differ are listed); paired ratios of totals
-    against the first engine; the CPU, the load average and each engine's index state.
+    against each engine before it (the first engine's first); the CPU, the load average and
+    each engine's index state.
 
     First at least ``warmup`` unmeasured retrievals per engine, alternating, cycling through
     the questions hop by hop (every hop's statements planned and compiled); the report gives
     the p50 total of each warm-up round (a cold JVM is several times slower than a warm one: see
-    :func:`_warm_up`)."""
-    from kgdb.measure import cpu_model, load_average, summary
-    from kgdb.retrieve.metaqa import evaluate_question
+    :func:`_warm_up`).
 
+    ``stores``: name -> a GraphStore (kgdb's retrieval on it) or a :class:`SideBySideEngine`."""
+    from kgdb.measure import cpu_model, load_average, summary
+
+    stores = {name: s if hasattr(s, "evaluate") else StoreEngine(s) for name, s in stores.items()}
     names = list(stores)
     first = names[0]
     result: dict[str, Any] = {
@@ -213,7 +247,7 @@ def bench_side_by_side(stores: dict[str, Any], embedder: Any, questions: list[An
         for q in qs:
             for name, store in stores.items():
                 started = time.perf_counter()
-                outcome, _ = evaluate_question(store, embedder, q, k=k, **options)
+                outcome = store.evaluate(embedder, q, k=k, **options)
                 wall = (time.perf_counter() - started) * 1000
                 t = outcome.timings_ms
                 total = wall - t.get("embed", 0.0)
@@ -229,8 +263,9 @@ def bench_side_by_side(stores: dict[str, Any], embedder: Any, questions: list[An
                                 f"match {outcome.paths.get('match')}")
         row: dict[str, Any] = {"questions": len(qs), "load_average": load_average()}
         for name in names:
+            tolerance = max(_gsd_tolerance(stores[first]), _gsd_tolerance(stores[name]))
             differ = [q.line for q, a, b in zip(qs, gsds[first], gsds[name], strict=True)
-                      if not _same_gsds(a, b)]
+                      if not _same_gsds(a, b, tolerance)]
             row[name] = {
                 "latency_ms": {phase: {key: s[key] for key in ("p50", "p90")}
                                for phase, values in phases[name].items()
@@ -239,14 +274,14 @@ def bench_side_by_side(stores: dict[str, Any], embedder: Any, questions: list[An
                 f"gsds_equal_to_{first}": f"{len(qs) - len(differ)}/{len(qs)}",
                 "differing_lines": differ[:20],
                 "paths": sorted(paths[name])}
-            if name != first:
-                ratios = [b / a for a, b in zip(phases[first]["total"], phases[name]["total"],
+            for other in names[:names.index(name)]:  # the first engine's ratio first
+                ratios = [b / a for a, b in zip(phases[other]["total"], phases[name]["total"],
                                                 strict=True) if a > 0]
-                row[name][f"paired_ratio_total_to_{first}_p50"] = summary(ratios)["p50"]
+                row[name][f"paired_ratio_total_to_{other}_p50"] = summary(ratios)["p50"]
         result["hops"][f"{hop}-hop"] = row
     result["machine"]["load_average_at_end"] = load_average()
     for name, store in stores.items():
-        result["engines"][name]["index_state"] = index_state(store)
+        result["engines"][name]["index_state"] = store.index_state()
     return result
 
 
@@ -263,8 +298,6 @@ def _warm_up(stores: dict[str, Any], embedder: Any, by_hop: dict[int, list[Any]]
     ``count``. Reported: the retrievals per engine, and each engine's p50 total (ms,
     embedding included) in the first and the last round."""
     from kgdb.measure import summary
-    from kgdb.retrieve.metaqa import oracle_pattern
-    from kgdb.retrieve.simgrag import search
 
     hops = [qs for _, qs in sorted(by_hop.items()) if qs]
     if not hops or count <= 0:
@@ -279,7 +312,7 @@ def _warm_up(stores: dict[str, Any], embedder: Any, by_hop: dict[int, list[Any]]
             q = qs[(i // len(hops)) % len(qs)]
             for name, store in stores.items():
                 started = time.perf_counter()
-                search(store, embedder, oracle_pattern(q), **options)
+                store.evaluate(embedder, q, **options)
                 times[name].append((time.perf_counter() - started) * 1000)
         done += size
         for name, t in times.items():
@@ -290,10 +323,20 @@ def _warm_up(stores: dict[str, Any], embedder: Any, by_hop: dict[int, list[Any]]
     return {"retrievals": done, "rounds_p50_ms": rounds}
 
 
-def _same_gsds(a: list[float], b: list[float]) -> bool:
-    """The same multiset of GSDs, to 1e-6: FalkorDB stores vectors in float32 and Neo4j in
-    float64, so the same exact distance differs between them by about 1e-7."""
-    return len(a) == len(b) and all(abs(x - y) <= 1e-6 for x, y in
+GSD_TOLERANCE = 1e-6
+"""GSDs this close are equal: FalkorDB stores vectors in float32 and Neo4j in float64, so the
+same exact distance differs between them by about 1e-7. An engine may declare a larger
+``gsd_tolerance`` (the SimGRAG authors' code takes the square root of Milvus' float32 squared
+L2, so a distance of 0 comes back as about 1e-3)."""
+
+
+def _gsd_tolerance(engine: Any) -> float:
+    return float(getattr(engine, "gsd_tolerance", GSD_TOLERANCE))
+
+
+def _same_gsds(a: list[float], b: list[float], tolerance: float = GSD_TOLERANCE) -> bool:
+    """The same multiset of GSDs, to ``tolerance``."""
+    return len(a) == len(b) and all(abs(x - y) <= tolerance for x, y in
                                     zip(sorted(a), sorted(b), strict=True))
 
 

@@ -360,23 +360,39 @@ def udf_ppr_chunks(seeds: Mapping[int, float], *, damping: float, epsilon: float
 
 
 def native_ppr_chunks(d: Dialect, seeds: Mapping[int, float], *, damping: float,
-                      epsilon: float, k: int, boost: Mapping[int, float] | None = None
-                      ) -> Statement:
+                      epsilon: float, k: int, boost: Mapping[int, float] | None = None,
+                      paths_from: Sequence[str] = (), paths_of: int = 10) -> Statement:
     """The dialect's native procedure (Neo4j with kgdb's plugin: ``kgdb.ppr``,
     neo4j-plugin/.../Ppr.java) over the stored projection: the same rows as
-    :func:`udf_ppr_chunks`."""
+    :func:`udf_ppr_chunks`. With ``paths_from`` (seed phrase ids), also a column ``paths``:
+    on the first row, :func:`seed_paths`'s rows (``[chunk, phrase, via]``, in its order) for
+    the ``paths_of`` best chunks, null on the others (one round trip instead of two)."""
     if d.PPR is None:
         raise ValueError(f"{d.NAME} has no native personalized PageRank")
     p = Params()
     bn, bv = _boost(p, boost or {})
+    call = (f"CALL {d.PPR}({p.add('seeds', [int(n) for n in seeds])}, "
+            f"{p.add('seed_weights', [float(w) for w in seeds.values()])}, "
+            f"{p.add('damping', float(damping))}, {p.add('epsilon', float(epsilon))}, "
+            f"{p.add('k', int(k))}, {bn}, {bv})\n"
+            "YIELD node AS c, score, pagerank\n")
+    columns = ("c.id AS chunk, c.document AS document, c.text AS text, id(c) AS node, score, "
+               "pagerank")
+    if not paths_from:
+        return Statement(f"{call}RETURN {columns}\nORDER BY score DESC, chunk ASC", p.values)
+    best = p.add("paths_of", int(paths_of))
+    paths = d.subquery(["rows"], (
+        f"UNWIND rows[0..{best}] AS r\nWITH r.c AS x\n"
+        f"{_paths_body(p, 'x', paths_from)}\n"
+        "RETURN collect([chunk, phrase, via]) AS paths"))
     return Statement(
-        f"CALL {d.PPR}({p.add('seeds', [int(n) for n in seeds])}, "
-        f"{p.add('seed_weights', [float(w) for w in seeds.values()])}, "
-        f"{p.add('damping', float(damping))}, {p.add('epsilon', float(epsilon))}, "
-        f"{p.add('k', int(k))}, {bn}, {bv})\n"
-        "YIELD node AS c, score, pagerank\n"
-        "RETURN c.id AS chunk, c.document AS document, c.text AS text, id(c) AS node, score, "
-        "pagerank\nORDER BY score DESC, chunk ASC", p.values)
+        f"{call}WITH c, score, pagerank ORDER BY score DESC, c.id ASC\n"
+        "WITH collect({c: c, score: score, pagerank: pagerank}) AS rows\n"
+        f"{paths}\n"
+        "UNWIND range(0, size(rows) - 1) AS i\n"
+        "WITH rows[i].c AS c, rows[i].score AS score, rows[i].pagerank AS pagerank, "
+        "CASE WHEN i = 0 THEN paths ELSE null END AS paths\n"
+        f"RETURN {columns}, paths\nORDER BY score DESC, chunk ASC", p.values)
 
 
 # ------------------------------------------------------------------ seeds
@@ -391,11 +407,14 @@ sentences asked as 3 missed a true top-3 sentence for all 100 MuSiQue questions,
 
 
 def seeds(d: Dialect, vector: Sequence[float], *, named: Sequence[str], sentences: int,
-          names: int, passages: int, bridges: bool) -> Statement | None:
+          names: int, passages: int, bridges: bool, built: bool = False) -> Statement | None:
     """Every seed of a question in one statement (None: nothing asked). Rows ``kind, node,
     id, chunks, distance, text, phrases, via`` (distances are L2: unit vectors, cos = 1 -
     d^2 / 2; ``chunks``: how many chunks contain a phrase):
 
+    * ``built`` (if ``built``): one row whose ``distance`` is the retrieval graph's build
+      time (:func:`read_meta`'s ``built``; no row without a graph), so that a caller that
+      keeps the graph's phrase names checks them in the same round trip;
     * ``question``: the phrases among ``named`` (node, id, chunks);
     * ``sentence``: the ``sentences`` sentences nearest ``vector`` (id, distance, text,
       phrases: each ``[internal id, id, chunks]`` of a phrase it names);
@@ -451,15 +470,27 @@ def seeds(d: Dialect, vector: Sequence[float], *, named: Sequence[str], sentence
             "top.id AS text, null AS phrases, p.id AS via")
     if not parts:
         return None
+    if built:
+        parts.append(f"MATCH (m:{META_LABEL} {{key: {p.add('key', META_KEY)}}})\n"
+                     "RETURN 'built' AS kind, null AS node, null AS id, null AS chunks, "
+                     "m.built AS distance, null AS text, null AS phrases, null AS via")
     body = "\nUNION ALL\n".join(parts)
     return Statement(f"CALL {{\n{body}\n}}\nRETURN {SEED_COLUMNS}", p.values)
 
 
 def _nearest(d: Dialect, p: Params, label: str, name: str, k: int, vector: str) -> str:
-    """The head of a seed search: the ``k`` ``label`` nodes nearest ``vector`` (parameters
-    ``<name>s`` and ``<name>_beam``: the index is asked for at least SEED_BEAM), as rows
-    ``node, distance`` (L2), nearest first."""
+    """The head of a seed search: the ``k`` ``label`` nodes nearest ``vector``, as rows
+    ``node, distance`` (L2), nearest first (parameter ``<name>s``). A dialect with a native
+    back end (Neo4j with kgdb's plugin) asks its exact search (``kgdb.nearestNodes``: an
+    in-memory copy of the index's vectors, exact L2; at 10x the Lucene HNSW searches took
+    14-105 ms each, growing with the index's segments); the others ask the vector index for
+    at least SEED_BEAM nodes (parameter ``<name>_beam``) and keep the nearest ``k`` by the
+    distance its score gives."""
     limit = p.add(f"{name}s", k)
+    if d.NATIVE is not None:
+        return (f"{d.exact_nearest(label, 'embedding', limit, vector, vector)}\n"
+                f"WITH node, distance\n"
+                f"ORDER BY distance ASC, node.id ASC LIMIT {limit}\n")
     beam = p.add(f"{name}_beam", max(k, SEED_BEAM))
     return (f"{d.vector_search_call(label, 'embedding', beam, vector)}\n"
             f"WITH node, {d.score_to_l2('score')} AS distance\n"
@@ -475,14 +506,21 @@ def seed_paths(chunks: Sequence[str], seeds: Sequence[str]) -> Statement:
     """Which seed phrases reach each of ``chunks`` in one step (``phrase_in``) or two (a
     synonym, then ``phrase_in``): rows ``chunk, phrase, via`` (via: the synonym or null)."""
     p = Params()
-    c, s = p.add("chunks", list(chunks)), p.add("seeds", list(seeds))
-    return Statement(
-        f"UNWIND {c} AS cid\nMATCH (x:{CHUNK} {{id: cid}})<-[:{PHRASE_IN}]-(q:{PHRASE})\n"
-        f"OPTIONAL MATCH (q)-[:{SYNONYM}]-(s:{PHRASE})\n"
-        f"WITH cid, q, s WHERE q.id IN {s} OR s.id IN {s}\n"
-        "RETURN DISTINCT cid AS chunk, CASE WHEN q.id IN " + s + " THEN q.id ELSE s.id END "
-        "AS phrase, CASE WHEN q.id IN " + s + " THEN null ELSE q.id END AS via\n"
-        "ORDER BY chunk, phrase", p.values)
+    return Statement(f"UNWIND {p.add('chunks', list(chunks))} AS cid\n"
+                     f"MATCH (x:{CHUNK} {{id: cid}})\n{_paths_body(p, 'x', seeds)}\n"
+                     "RETURN chunk, phrase, via", p.values)
+
+
+def _paths_body(p: Params, chunk: str, seeds: Sequence[str]) -> str:
+    """From the chunk node ``chunk``: rows ``chunk, phrase, via`` of :func:`seed_paths`
+    (distinct, ordered by chunk, phrase, via)."""
+    s = p.add("path_seeds", list(seeds))
+    return (f"MATCH ({chunk})<-[:{PHRASE_IN}]-(q:{PHRASE})\n"
+            f"OPTIONAL MATCH (q)-[:{SYNONYM}]-(s:{PHRASE})\n"
+            f"WITH {chunk}, q, s WHERE q.id IN {s} OR s.id IN {s}\n"
+            f"WITH DISTINCT {chunk}.id AS chunk, CASE WHEN q.id IN {s} THEN q.id ELSE s.id END "
+            f"AS phrase, CASE WHEN q.id IN {s} THEN null ELSE q.id END AS via\n"
+            "ORDER BY chunk, phrase, via")
 
 
 def gds_project_seeded(graph: str, seeds: Mapping[int, float],

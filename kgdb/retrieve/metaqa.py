@@ -91,12 +91,19 @@ def read_questions(path: Path) -> list[Question]:
 
 def oracle_pattern(question: Question) -> Pattern:
     """The pattern for ``question`` (its answer node: :func:`answer_var`)."""
+    return pattern_from_triples(oracle_triples(question))
+
+
+def oracle_triples(question: Question) -> list[tuple[str, str, str]]:
+    """The oracle pattern as SimGRAG's query graph: ``(head, relation phrase, tail)`` triples,
+    the topic entity by name and the other nodes ``UNKNOWN <kind> <step>``, in chain order
+    from the topic."""
     steps = question.steps
     if len(steps) < 2:
         raise MetaQAError(f"line {question.line}: question type {question.qtype!r} has no step")
     names = [question.topic] + [f"UNKNOWN {kind.replace('_', ' ')} {i}"
                                 for i, kind in enumerate(steps[1:], start=1)]
-    triples = []
+    triples: list[tuple[str, str, str]] = []
     for i in range(len(steps) - 1):
         a, b = steps[i], steps[i + 1]
         if a == "movie" and b != "movie":
@@ -109,7 +116,7 @@ def oracle_pattern(question: Question) -> Pattern:
         if kind not in RELATION_PHRASES:
             raise MetaQAError(f"line {question.line}: no relation phrase for {kind!r}")
         triples.append((movie, RELATION_PHRASES[kind], other))
-    return pattern_from_triples(triples)
+    return triples
 
 
 def answer_var(question: Question, pattern: Pattern) -> str:

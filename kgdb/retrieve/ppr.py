@@ -34,6 +34,13 @@ question with embedding ``q``:
    and never lifts the next hop above the second-best dense passage (recall@2 stayed at the
    dense baseline's).
 
+Round trips: the seeds are one statement, which also checks that the phrase names kept
+between questions are the graph's (its build time); the vector searches in it are the
+dialect's: Neo4j with kgdb's plugin asks ``kgdb.nearestNodes`` (exact, over an in-memory
+copy of the vectors) instead of Lucene's HNSW, whose search time grows with the index's
+segments. PageRank is a second statement; on Neo4j with the plugin it also returns the
+evidence's paths, elsewhere they are a third.
+
 Defaults are tuned on MuSiQue-100 (the README's ablation shows each against the paper's).
 """
 
@@ -112,6 +119,14 @@ class PprSolver(Solver[PprOptions]):
 _GRAPHS: dict[tuple[str, float], tuple[NameIndex, GraphOptions, bool]] = {}
 
 
+def _kept_graph(store: GraphStore) -> tuple[float, tuple[NameIndex, GraphOptions, bool]] | None:
+    """What :func:`retrieval_graph` last read for this store (its build time and the
+    graph), unchecked: the caller checks the build time (:func:`kgdb.cypher.pagerank.seeds`
+    with ``built``)."""
+    return next(((built, graph) for (address, built), graph in _GRAPHS.items()
+                 if address == store.address), None)
+
+
 def retrieval_graph(store: GraphStore) -> tuple[NameIndex, GraphOptions, bool]:
     """The phrase names (any case), the options the retrieval graph was built with and
     whether its projection is stored, kept per store while the graph is not rebuilt."""
@@ -147,16 +162,25 @@ def retrieve_ppr(store: GraphStore, question: str, vector: Sequence[float],
             phrase_weight[pid] = (weight, node, kind, source)
 
     with evidence.timings_ms.phase("seeds"):
-        gazetteer, graph, projected = retrieval_graph(store)
-        named = list(dict.fromkeys(i for i, *_ in gazetteer.find(question))) \
-            if o.question_weight > 0 else []
-        wanted = o.seed_passages if o.passage_weight > 0 else 0
-        statement = cy.seeds(d, vector, named=named,
-                             sentences=o.sentences if o.fact_weight > 0 else 0,
-                             names=o.names, passages=wanted, bridges=o.bridge > 0)
-        rows: dict[str, list[Any]] = {}
-        for r in store.run(statement).records() if statement is not None else []:
-            rows.setdefault(str(r["kind"]), []).append(r)
+        kept = _kept_graph(store)  # checked by the seed statement itself (one round trip
+        # fewer per question: 8 ms on Neo4j at load 7), else read first
+        gazetteer, graph, projected = kept[1] if kept else retrieval_graph(store)
+        while True:
+            named = list(dict.fromkeys(i for i, *_ in gazetteer.find(question))) \
+                if o.question_weight > 0 else []
+            wanted = o.seed_passages if o.passage_weight > 0 else 0
+            statement = cy.seeds(d, vector, named=named,
+                                 sentences=o.sentences if o.fact_weight > 0 else 0,
+                                 names=o.names, passages=wanted, bridges=o.bridge > 0,
+                                 built=kept is not None)
+            rows: dict[str, list[Any]] = {}
+            for r in store.run(statement).records() if statement is not None else []:
+                rows.setdefault(str(r["kind"]), []).append(r)
+            if kept is None or (statement is not None and [
+                    float(r["distance"]) for r in rows.get("built", [])] == [kept[0]]):
+                break
+            kept = None  # rebuilt (or deleted) since: read it again, seed again
+            gazetteer, graph, projected = retrieval_graph(store)
         for r in rows.get("question", []):
             seed_phrase(r["node"], r["id"], r["chunks"], o.question_weight, "question", "")
         for r in sorted(rows.get("sentence", []), key=lambda r: (r["distance"], r["id"])):
@@ -196,36 +220,47 @@ def retrieve_ppr(store: GraphStore, question: str, vector: Sequence[float],
                                           for a, p, c, b in bridged]
     if not seeds:
         return
+    phrases = sorted(phrase_weight)
     with evidence.timings_ms.phase("pagerank"):
-        ranked = _pagerank(store, seeds, boost, graph, projected, o)
+        ranked = _pagerank(store, seeds, boost, graph, projected, o, phrases)
     evidence.passages = [Passage(str(r["chunk"]), str(r["document"]), str(r["text"] or ""),
                                  float(r["score"])) for r in ranked]
     evidence.documents = documents_of(evidence.passages)
-    phrases = sorted(phrase_weight)
     if phrases and evidence.passages:
         with evidence.timings_ms.phase("paths"):
-            best = [p.id for p in evidence.passages[:10]]
+            best = [p.id for p in evidence.passages[:PATHS_OF]]
+            found = ranked[0].get("paths")  # the plugin's statement brings them along
+            if found is None:
+                found = [[r["chunk"], r["phrase"], r["via"]] for r in
+                         store.run(cy.seed_paths(best, phrases)).records()]
             paths: dict[str, list[Json]] = {}
-            for r in store.run(cy.seed_paths(best, phrases)).records():
-                step: list[Json] = [str(r["phrase"])]
-                if r["via"]:
-                    step.append(str(r["via"]))
-                paths.setdefault(str(r["chunk"]), []).append([*step, str(r["chunk"])])
+            for chunk, phrase, via in found:
+                step: list[Json] = [str(phrase)]
+                if via:
+                    step.append(str(via))
+                paths.setdefault(str(chunk), []).append([*step, str(chunk)])
             for start, phrase, chunk, _ in bridged:
                 if chunk in best:
                     paths.setdefault(chunk, []).append([start, phrase, chunk])
             evidence.detail["paths"] = dict(paths)
 
 
+PATHS_OF = 10
+"""The evidence shows the paths into this many of the best passages."""
+
+
 def _pagerank(store: GraphStore, seeds: dict[int, float], boost: dict[int, float],
-              built: GraphOptions, projected: bool, o: PprOptions) -> list[dict[str, Any]]:
+              built: GraphOptions, projected: bool, o: PprOptions,
+              phrases: list[str]) -> list[dict[str, Any]]:
+    """The ranked chunks; on Neo4j with kgdb's plugin the first row also carries the seed
+    ``phrases``' paths (``paths``), saving the round trip of :func:`cy.seed_paths`."""
     if store.dialect.NAME == "falkordb":
         return [dict(r) for r in store.run(cy.udf_ppr_chunks(
             seeds, damping=o.damping, epsilon=o.epsilon, k=o.passages, boost=boost)).records()]
     if store.dialect.PPR is not None and projected:  # kgdb's Neo4j plugin
         return [dict(r) for r in store.run(cy.native_ppr_chunks(
             store.dialect, seeds, damping=o.damping, epsilon=o.epsilon, k=o.passages,
-            boost=boost)).records()]
+            boost=boost, paths_from=phrases, paths_of=PATHS_OF)).records()]
     graph = f"kgdb_ppr_{uuid.uuid4().hex[:12]}"
     try:
         store.run(cy.gds_project_seeded(graph, seeds, built.title_weight))

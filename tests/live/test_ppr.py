@@ -457,3 +457,114 @@ def test_solver_ranks_passages_with_evidence(store: Any, embedder: Any,
                                  PprOptions(seed_passages=4, sentences=2, bridge=0))
     assert "bridges" not in plain.detail and max(p.score or 0 for p in plain.passages) < 1
     assert evidence.score_kind == "pagerank" and "pagerank" in evidence.timings_ms
+
+
+PEOPLE = [("Ada Lovelace", "London", "mathematics"), ("Alan Turing", "Manchester", "computing"),
+          ("Marie Curie", "Paris", "radioactivity"), ("Niels Bohr", "Copenhagen", "atoms"),
+          ("Lise Meitner", "Vienna", "fission"), ("Emmy Noether", "Erlangen", "algebra"),
+          ("Enrico Fermi", "Rome", "reactors"), ("Rosalind Franklin", "Cambridge", "crystals")]
+SCIENTISTS = [*CORPUS, *(
+    {"id": name.split()[1].lower(), "title": name,
+     "text": f"{name} worked in {city} on {field}. {name} was born in {PEOPLE[i - 1][1]}. "
+             f"The university of {city} honours {name}."}
+    for i, (name, city, field) in enumerate(PEOPLE))]
+SCIENTIST_QUESTIONS = ["Where did the person who worked on fission grow up?",
+                       "Which city honours the scientist born in Paris?",
+                       "How many Publix stores are in the state that borders Tennessee?",
+                       "Who worked on computing in Manchester?",
+                       "Which state borders the east of the state where the singer of Hello "
+                       "Love died?"]
+
+
+def _ranking(store: Any, embedder: Any, question: str) -> tuple[list[tuple[str, float]], Any]:
+    """The ranked passages (id, score) and the evidence's paths."""
+    evidence = PprSolver().retrieve(store, embedder, question,
+                                    PprOptions(seed_passages=3, sentences=2, passages=8,
+                                               epsilon=1e-12, iterations=1000,
+                                               tolerance=1e-15))
+    return [(p.id, float(p.score or 0.0)) for p in evidence.passages], evidence.detail["paths"]
+
+
+def test_plugin_seeds_equal_the_cypher_path(falkordb_store: Any, neo4j_store: Any,
+                                            embedder: Any, tmp_path: Path) -> None:
+    """Neo4j with kgdb's plugin takes the seeds' nearest sentences and chunks from its exact
+    in-memory search (kgdb.nearestNodes) instead of Lucene's HNSW: the same seed rows (kinds,
+    ids, distances within 1e-6) as the plain Cypher path, and the same ranking as it (GDS) and
+    as FalkorDB (same chunks in the same order, scores within 1e-5), with the same paths
+    (which the plugin's PageRank statement returns along)."""
+    from kgdb.dialects.neo4j import Neo4jDialect
+
+    if neo4j_store.plugin_version is None:
+        pytest.skip(f"the Neo4j at {neo4j_store.uri} has no kgdb plugin (kgdb neo4j plugin)")
+    udf.install(falkordb_store)
+    for store in (falkordb_store, neo4j_store):
+        _load(store, embedder, tmp_path, SCIENTISTS)
+        build_graph(store, embedder)
+    native = neo4j_store.dialect
+    assert native.NATIVE is not None
+    kinds = set()
+    for question in SCIENTIST_QUESTIONS:
+        vector = [float(x) for x in embedder.embed([question])[0]]
+        rows = {}
+        for name, dialect in (("plain", Neo4jDialect()), ("native", native)):
+            statement = cy.seeds(dialect, vector, named=[], sentences=2, names=2, passages=3,
+                                 bridges=True)
+            assert statement is not None
+            assert ("kgdb.nearestNodes" in statement.text) == (name == "native")
+            rows[name] = sorted((r["kind"], r["id"], r["via"] or "", r["distance"])
+                                for r in neo4j_store.run(statement).records())
+        assert len(rows["native"]) == len(rows["plain"]) >= 2 + 2 + 3
+        kinds |= {r[0] for r in rows["native"]}
+        for a, b in zip(rows["native"], rows["plain"], strict=True):
+            assert a[:3] == b[:3]
+            assert (a[3] is None) == (b[3] is None)
+            if a[3] is not None:
+                assert math.isclose(a[3], b[3], abs_tol=1e-6)
+        rankings = {"falkordb": _ranking(falkordb_store, embedder, question),
+                    "native": _ranking(neo4j_store, embedder, question)}
+        neo4j_store.detect_plugin(use=False)
+        try:
+            rankings["plain"] = _ranking(neo4j_store, embedder, question)
+        finally:
+            neo4j_store.detect_plugin(use=True)
+        assert len(rankings["native"][0]) >= 3 and rankings["native"][1]
+        for name in ("falkordb", "plain"):
+            ranking, paths = rankings[name]
+            assert [c for c, _ in ranking] == [c for c, _ in rankings["native"][0]], name
+            for (_, a), (_, b) in zip(ranking, rankings["native"][0], strict=True):
+                assert math.isclose(a, b, abs_tol=1e-5), name
+            assert paths == rankings["native"][1], name  # the plugin's in its PageRank call
+    assert kinds == {"sentence", "name", "passage", "bridge"}
+
+
+def test_solver_checks_the_kept_graph_in_its_seed_statement(store: Any, embedder: Any,
+                                                            tmp_path: Path) -> None:
+    """The phrase names are kept between questions and checked by the seed statement itself
+    (no statement of its own): a rebuilt graph's new names are seeds at the next question,
+    and a deleted graph is an error."""
+    from kgdb.retrieve.ppr import PprError
+
+    if store.dialect.NAME == "falkordb":
+        udf.install(store)
+    _load(store, embedder, tmp_path, CORPUS)
+    build_graph(store, embedder)
+    question = "Which stores does Zanzibar Trading run in Tennessee?"
+    options = PprOptions(seed_passages=4, sentences=0)  # the named phrases alone
+    first = PprSolver().retrieve(store, embedder, question, options)
+    again = PprSolver().retrieve(store, embedder, question, options)
+    assert [p.id for p in again.passages] == [p.id for p in first.passages]
+    assert not any("m.options AS options" in s.text for s in again.statements)
+    assert sum("'built' AS kind" in s.text for s in again.statements) == 1
+    assert not any(s.get("phrase") == "zanzibar trading" for s in again.detail["seeds"])
+    _load(store, embedder, tmp_path, [*CORPUS, {
+        "id": "zanzibar", "title": "Zanzibar Trading",
+        "text": "Zanzibar Trading is a grocer that runs 12 stores in Tennessee."}])
+    build_graph(store, embedder)
+    rebuilt = PprSolver().retrieve(store, embedder, question, options)
+    assert {"kind": "question", "phrase": "zanzibar trading", "weight": 0.2, "source": ""} \
+        in rebuilt.detail["seeds"]
+    assert rebuilt.documents[0].id == "zanzibar"
+    store.run(Statement("MATCH (n) WHERE n:Phrase OR n:Sentence OR n:KgdbMeta DETACH DELETE n",
+                        write=True))
+    with pytest.raises(PprError, match="no retrieval graph"):
+        PprSolver().retrieve(store, embedder, question, options)
