@@ -323,7 +323,7 @@ def _same_projection(store: Any, title_weight: float) -> None:
 QUESTION = "Which state borders the east of the state where Hank Snow died?"
 
 
-def _ranking(store: Any, embedder: Any) -> list[tuple[str, float]]:
+def _passages(store: Any, embedder: Any) -> list[tuple[str, float]]:
     evidence = PprSolver().retrieve(store, embedder, QUESTION,
                                     PprOptions(seed_passages=4, sentences=2, epsilon=1e-10))
     return [(p.id, p.score or 0.0) for p in evidence.passages]
@@ -378,9 +378,9 @@ def test_projection_update_equals_a_full_write(store: Any, embedder: Any,
         now = nodes()  # a chunk or phrase with a deleted one's internal id
         reused |= bool((now - last) & seen)
         last, seen = now, seen | now
-        incremental = _ranking(store, embedder)
+        incremental = _passages(store, embedder)
         store_projection(store, 5.0)  # a full write
-        full = _ranking(store, embedder)
+        full = _passages(store, embedder)
         assert [c for c, _ in incremental] == [c for c, _ in full]
         assert all(math.isclose(a, b, rel_tol=1e-6) for (_, a), (_, b) in
                    zip(incremental, full, strict=True))
