@@ -259,12 +259,31 @@ def _pattern(path: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
 RELATIONS_BY_NAME = {r[0]: r for r in RELATIONS}
 
 
+WARMUP = 50
+"""Unmeasured retrievals before each k(n) is measured (the plugin's copies built, the JIT warm)."""
+
+
+def _check_reused(entities: int, graph: SyntheticGraph, address: str) -> None:
+    """A kept graph is the generated one's only if it has as many entities."""
+    expected = int(np.unique(np.concatenate([graph.heads, graph.tails])).size)
+    if entities != expected:
+        raise ScaleError(f"--reuse: {address} holds {entities} entities, the graph of these "
+                         f"arguments {expected} (load it with --keep first)")
+
+
 def bench_scale(settings: Settings, *, entities: int, relationships: int | None = None,
                 k_nodes: Sequence[int] = K_NODES, hops: Sequence[int] = HOPS,
-                queries: int = 20, seed: int = 7, keep: bool = False,
-                progress: bool = True) -> dict[str, Any]:
-    """Generate, load and query (see the module docstring); returns the numbers."""
+                queries: int = 20, seed: int = 7, keep: bool = False, reuse: bool = False,
+                warmup: int = WARMUP, progress: bool = True) -> dict[str, Any]:
+    """Generate, load and query (see the module docstring); returns the numbers.
+
+    Before each k(n) is measured, ``warmup`` unmeasured retrievals cycle through the patterns
+    of every hop count (the first one builds the plugin's in-memory vector copies on a Neo4j:
+    its time is reported as ``warmup.first_ms``, the copies' build time in ``index_state``).
+    ``reuse`` measures the graph a previous run with ``keep`` left on the server (the same
+    entities, relationships and seed: its entity count must match) instead of loading."""
     from kgdb.bench import index_state
+    from kgdb.cypher.documents import count_entities
     from kgdb.cypher.explore import count_nodes
     from kgdb.dsl.pattern import pattern_from_triples
     from kgdb.embed import default_embedder
@@ -273,6 +292,9 @@ def bench_scale(settings: Settings, *, entities: int, relationships: int | None 
     from kgdb.retrieve.simgrag import search
 
     relationships = relationships or 5 * entities
+    if reuse and settings.embedded:
+        raise ScaleError("--reuse needs a server (KGDB_URI): on the embedded engine each run "
+                         "measures a graph of its own")
     if settings.embedded:
         settings = dataclasses.replace(settings, graph=f"scale_{uuid.uuid4().hex[:8]}")
     t0 = time.perf_counter()
@@ -286,50 +308,76 @@ def bench_scale(settings: Settings, *, entities: int, relationships: int | None 
                          "load_average_at_start": load_average()}
     ours = False  # the graph was empty at the start: everything in it is the benchmark's
     try:
-        if store.run(count_nodes()).value(0):
-            raise ScaleError(f"bench scale needs an empty graph; {store.address} has data")
-        ours = True
         inner = default_embedder()
         embedder = ComposedEmbedder(inner, vocabulary())
-        with tempfile.TemporaryDirectory(prefix="kgdb-scale-") as tmp:
-            tsv = Path(tmp) / "facts.tsv"
-            graph.write_tsv(tsv)
-            t = time.perf_counter()
-            report = load_triples(store, embedder, tsv, sep="|", progress=progress, mode="auto",
-                                  batch_size=5000)
-            load_s = time.perf_counter() - t
-        result.update({
-            "entities": report.entities_seen, "triples": report.triples,
-            "load_s": round(load_s, 2),
-            "entities_per_s": round(report.entities_seen / load_s, 1),
-            "triples_per_s": round(report.triples / load_s, 1),
-            "kgdb_peak_rss_mb": _peak_rss_mb(),
-            "server_memory": _server_memory_mb(settings)})
+        if reuse:
+            result["entities"] = store.run(count_entities()).value(0)
+            _check_reused(result["entities"], graph, store.address)
+            result["reused"] = True
+        elif store.run(count_nodes()).value(0):
+            raise ScaleError(f"bench scale needs an empty graph; {store.address} has data "
+                             "(--reuse measures one a run with --keep left)")
+        else:
+            ours = True
+        if not reuse:
+            with tempfile.TemporaryDirectory(prefix="kgdb-scale-") as tmp:
+                tsv = Path(tmp) / "facts.tsv"
+                graph.write_tsv(tsv)
+                t = time.perf_counter()
+                report = load_triples(store, embedder, tsv, sep="|", progress=progress,
+                                      mode="auto", batch_size=5000)
+                load_s = time.perf_counter() - t
+            result.update({
+                "entities": report.entities_seen, "triples": report.triples,
+                "load_s": round(load_s, 2),
+                "entities_per_s": round(report.entities_seen / load_s, 1),
+                "triples_per_s": round(report.triples / load_s, 1),
+                "kgdb_peak_rss_mb": _peak_rss_mb()})
+        result["server_memory"] = _server_memory_mb(settings)
         rng = np.random.default_rng(seed + 1)
+        by_hop = {hop: [pattern_from_triples(_pattern(p))
+                        for p in _paths(store, hop, queries, rng, graph)] for hop in hops}
+
+        def retrieve(pattern: Any, kn: int) -> tuple[dict[str, float], str]:
+            started = time.perf_counter()
+            retrieval = search(store, embedder, pattern, k=3, k_nodes=kn, k_relations=4,
+                               distinct="known")
+            ms = dict(retrieval.timings_ms)
+            ms["glue"] = ((time.perf_counter() - started) * 1000
+                          - sum(ms.get(p, 0.0) for p in ("embed", "vector", "match")))
+            return ms, (f"vector {retrieval.paths.get('vector')}, "
+                        f"match {retrieval.paths.get('match')}")
+
+        every = [p for hop in hops for p in by_hop[hop]]
         latency: dict[str, Any] = {}
-        for hop in hops:
-            patterns = [_pattern(p) for p in _paths(store, hop, queries, rng, graph)]
-            for kn in k_nodes:
+        warm: dict[str, Any] = {"retrievals_per_kn": warmup if every else 0}
+        for kn in k_nodes:
+            spent = []
+            for i in range(warm["retrievals_per_kn"]):
+                started = time.perf_counter()
+                retrieve(every[i % len(every)], kn)
+                spent.append((time.perf_counter() - started) * 1000)
+            if spent:
+                warm.setdefault("first_ms", round(spent[0], 1))
+                warm[f"k(n)={kn} p50_ms"] = round(percentile(spent, 50), 2)
+            for hop in hops:
                 times: list[float] = []
                 phases: dict[str, list[float]] = {"vector": [], "match": [], "glue": []}
                 paths: set[str] = set()
-                for triples in patterns:
-                    started = time.perf_counter()
-                    retrieval = search(store, embedder, pattern_from_triples(triples), k=3,
-                                       k_nodes=kn, k_relations=4, distinct="known")
-                    wall = (time.perf_counter() - started) * 1000
-                    ms = dict(retrieval.timings_ms)
-                    ms["glue"] = wall - sum(ms.get(p, 0.0) for p in ("embed", "vector", "match"))
+                for pattern in by_hop[hop]:
+                    ms, ran = retrieve(pattern, kn)
+                    if "vector_in_server" in ms:
+                        phases.setdefault("vector_in_server", [])
                     for phase, values in phases.items():
                         values.append(ms.get(phase, 0.0))
                     times.append(ms.get("vector", 0.0) + ms.get("match", 0.0))
-                    paths.add(f"vector {retrieval.paths.get('vector')}, "
-                              f"match {retrieval.paths.get('match')}")
+                    paths.add(ran)
                 latency[f"{hop}-hop k(n)={kn}"] = {
                     "queries": len(times), **_p50_p90(times),
                     **{f"{phase}_{key}": value for phase, values in phases.items()
                        for key, value in _p50_p90(values).items()},
                     "paths": sorted(paths), "load_average": load_average()}
+        result["warmup"] = warm
         result["retrieval_excluding_embedding"] = latency
         result["index_state"] = index_state(store)
         result["server_memory_after_queries"] = _server_memory_mb(settings)

@@ -111,10 +111,17 @@ def bench_corpus(base: Path, extra: tuple[Path, ...], passages: int | None,
               help="Patterns per hop count.")
 @click.option("--seed", default=7, show_default=True, type=int)
 @click.option("--keep", is_flag=True, help=KEEP_HELP)
+@click.option("--reuse", is_flag=True,
+              help="Measure the graph a run with --keep left on the server (the same "
+                   "--entities, --relationships and --seed) instead of loading it again.")
+@click.option("--warmup", default=50, show_default=True, type=click.IntRange(0, 100_000),
+              help="Unmeasured retrievals before each k(n) is measured (the first builds "
+                   "the plugin's in-memory vector copies on Neo4j; reported apart).")
 @json_option
 @pass_context
 def bench_scale(ctx: Context, entities: int, relationships: int | None, k_nodes: str,
-                queries: int, seed: int, keep: bool, as_json: bool) -> None:
+                queries: int, seed: int, keep: bool, reuse: bool, warmup: int,
+                as_json: bool) -> None:
     """Generate a synthetic knowledge graph (skewed degrees, 12 types, 36 relations, names with
     near neighbours), load it, and report load rate, memory and retrieval p50/p90 for 1-, 2-
     and 3-hop patterns per k(n)."""
@@ -125,7 +132,8 @@ def bench_scale(ctx: Context, entities: int, relationships: int | None, k_nodes:
     except ValueError:
         raise click.BadParameter(f"not a list of integers: {k_nodes!r}", param_hint="--kn") from None
     result = run(ctx.settings, entities=entities, relationships=relationships, k_nodes=kns,
-                 queries=queries, seed=seed, keep=keep, progress=not as_json)
+                 queries=queries, seed=seed, keep=keep, reuse=reuse, warmup=warmup,
+                 progress=not as_json)
     _show(result, as_json)
 
 

@@ -181,10 +181,11 @@ def simgrag_search(dialect: Dialect, searches: Sequence[VectorSearch],
 def vector_index_state() -> Statement:
     """kgdb's Neo4j plugin: each node vector index and its exact in-memory copy (rows
     ``index, state, rows, build_ms, screen_dims, last_screen_ms, last_exact_ms,
-    last_candidates, last_recomputed``)."""
+    last_screened, last_candidates, last_recomputed``)."""
     return Statement(
         "CALL kgdb.vectorIndexes() YIELD index, state, rows, buildMs, screenDims, lastScreenMs, "
-        "lastExactMs, lastCandidates, lastRecomputed\n"
+        "lastExactMs, lastScreened, lastCandidates, lastRecomputed\n"
         "RETURN index, state, rows, buildMs AS build_ms, screenDims AS screen_dims, "
         "lastScreenMs AS last_screen_ms, lastExactMs AS last_exact_ms, "
-        "lastCandidates AS last_candidates, lastRecomputed AS last_recomputed ORDER BY index")
+        "lastScreened AS last_screened, lastCandidates AS last_candidates, "
+        "lastRecomputed AS last_recomputed ORDER BY index")

@@ -32,6 +32,13 @@ def test_bench_scale_runs(cli_store) -> None:
         assert row["paths"] and all(p.startswith("vector ") for p in row["paths"])
         assert row["load_average"] is None or len(row["load_average"]) == 3
     assert report["machine"]["cpu"] and report["machine"]["cores"] >= 1
+    # measured after a warm-up (the first retrieval, which builds the plugin's copies, apart)
+    assert report["warmup"]["retrievals_per_kn"] == 50 and report["warmup"]["first_ms"] > 0
+    assert {"k(n)=4 p50_ms", "k(n)=16 p50_ms"} <= set(report["warmup"])
+    if getattr(cli_store, "plugin_version", None) and cli_store.dialect.NATIVE:
+        # the one-call procedure's own time for the searches, beside the round trip's
+        assert any("vector_in_server_p50_ms" in row
+                   for row in report["retrieval_excluding_embedding"].values())
     state = report["index_state"]
     assert state["vector_search"] == cli_store.dialect.VECTOR_SEARCH
     if cli_store.dialect.NATIVE:  # the exact in-memory copy the queries used, current
@@ -55,3 +62,31 @@ def test_bench_scale_refuses_a_graph_with_data_and_leaves_it(cli_store) -> None:
         assert result.exit_code == 1
         assert "needs an empty graph" in result.output
     assert cli_store.run("MATCH (n) RETURN count(n) AS n").value(0) == 1
+
+
+def test_bench_scale_reuses_the_graph_it_kept(cli_store) -> None:
+    """--keep leaves the graph; --reuse measures it without loading (the same arguments), and
+    refuses one of other arguments; on the embedded engine --reuse is refused."""
+    args = ["bench", "scale", "--entities", "200", "--queries", "1", "--kn", "4",
+            "--warmup", "2", "--json"]
+    if cli_store.dialect.NAME == "falkordb":
+        result = CliRunner().invoke(cli, [*args, "--reuse"])
+        assert result.exit_code == 1 and "--reuse needs a server" in result.output
+        return
+    try:
+        kept = CliRunner().invoke(cli, [*args, "--keep"])
+        assert kept.exit_code == 0, kept.output
+        nodes = cli_store.run(count_nodes()).value(0)
+        assert nodes > 0
+        result = CliRunner().invoke(cli, [*args, "--reuse"])
+        assert result.exit_code == 0, result.output
+        report = json.loads(result.output[result.output.index("{"):])
+        first = json.loads(kept.output[kept.output.index("{"):])
+        assert report["reused"] and "load_s" not in report
+        assert report["entities"] == first["entities"]
+        assert set(report["retrieval_excluding_embedding"]) == set(first["retrieval_excluding_embedding"])
+        assert cli_store.run(count_nodes()).value(0) == nodes  # measured, not reloaded or dropped
+        other = CliRunner().invoke(cli, [*args[:2], "--entities", "300", *args[4:], "--reuse"])
+        assert other.exit_code == 1 and "--reuse:" in other.output and "entities" in other.output
+    finally:
+        cli_store.run("MATCH (n) DETACH DELETE n", write=True)

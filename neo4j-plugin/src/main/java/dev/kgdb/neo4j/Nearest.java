@@ -123,6 +123,7 @@ public class Nearest {
         public double lastExactMs;
         public long lastRecomputed;
         public long lastCandidates;
+        public long lastScreened;
         public long screenDims;
     }
 
@@ -130,7 +131,8 @@ public class Nearest {
     @Description("kgdb.vectorIndexes() - each node vector index and the state of kgdb's exact "
             + "in-memory copy of it: current, stale (rebuilt by the next search), none (never "
             + "searched) or too large (searches use the index and re-rank exactly); the last "
-            + "search's screen time, rows visited (lastCandidates) and re-ranked from the store.")
+            + "search's screen time, rows its second stage bounded (lastScreened), rows visited "
+            + "(lastCandidates) and re-ranked from the store.")
     public Stream<IndexState> vectorIndexes() {
         List<IndexState> out = new ArrayList<>();
         for (IndexDefinition definition : tx.schema().getIndexes()) {
@@ -151,6 +153,7 @@ public class Nearest {
                 row.lastExactMs = m.lastExactMs;
                 row.lastRecomputed = m.lastRecomputed;
                 row.lastCandidates = m.lastCandidates;
+                row.lastScreened = m.lastScreened;
                 row.screenDims = m.screenDims;
             }
             out.add(row);
@@ -161,11 +164,9 @@ public class Nearest {
 
     private <T extends Entity> List<Hit<T>> search(String proc, String index, Object vector, Long k,
                                                    boolean relationships, Class<T> kind) {
-        if (index == null) throw new IllegalArgumentException(proc + ": index is null");
-        if (k == null || k < 1 || k > K_MAX) {
-            throw new IllegalArgumentException(proc + ": k must be an integer from 1 to " + K_MAX
-                    + ", not " + k);
-        }
+        Args args = new Args(proc);
+        if (index == null) throw args.fail("index is null");
+        args.count(k, K_MAX, "k");
         double[] query = Vectors.of(vector, proc + ": vector");
         IndexDefinition definition = vectorIndex(proc, index, relationships);
         String prop = definition.getPropertyKeys().iterator().next();

@@ -47,7 +47,8 @@ import org.neo4j.procedure.TerminationGuard;
 public class SimGrag {
     static final long MAX_STATES = 5_000_000;
     static final long K_MAX = 100_000;
-    private static final String P = "kgdb.simgrag.match: ";
+    private static final String NAME = "kgdb.simgrag.match";
+    private static final Args ARGS = new Args(NAME);
 
     @Context
     public Transaction tx;
@@ -67,61 +68,23 @@ public class SimGrag {
             + "pattern component by Graph Semantic Distance (SimGRAG), searched in memory.")
     public Stream<Match> match(@Name("component") Map<String, Object> component,
                                @Name("k") Long k) {
-        if (component == null) throw new IllegalArgumentException(P + "component is null");
-        if (k == null || k < 1 || k > K_MAX) {
-            throw new IllegalArgumentException(P + "k must be an integer from 1 to " + K_MAX + ", not " + k);
-        }
+        if (component == null) throw ARGS.fail("component is null");
         Search search = new Search(component);
-        return search.run((int) (long) k).stream();
+        return search.run(ARGS.count(k, K_MAX, "k")).stream();
     }
 
     // ------------------------------------------------------------------ parsing helpers
-    private static List<?> list(Object value, String where, boolean nullable) {
-        if (value == null) {
-            if (nullable) return null;
-            throw new IllegalArgumentException(P + where + " is missing");
-        }
-        if (!(value instanceof List<?> l)) {
-            throw new IllegalArgumentException(P + where + " must be a list, not a " + value.getClass().getSimpleName());
-        }
-        return l;
-    }
-
-    private static Map<?, ?> map(Object value, String where) {
-        if (!(value instanceof Map<?, ?> m)) {
-            throw new IllegalArgumentException(P + where + " must be a map, not "
-                    + (value == null ? "null" : "a " + value.getClass().getSimpleName()));
-        }
-        return m;
-    }
-
-    private static int index(Object value, int size, String where) {
-        if (!(value instanceof Long l) || l < 0 || l >= size) {
-            throw new IllegalArgumentException(P + where + " must be an index from 0 to " + (size - 1) + ", not " + value);
-        }
-        return (int) (long) l;
-    }
-
-    private static String string(Object value, String where, boolean nullable) {
-        if (value == null && nullable) return null;
-        if (!(value instanceof String s)) {
-            throw new IllegalArgumentException(P + where + " must be a string, not "
-                    + (value == null ? "null" : "a " + value.getClass().getSimpleName()));
-        }
-        return s;
-    }
-
     /** id -> distance from a list of {key: id, d: distance}; null for an unknown item. */
     private static Map<String, Double> distances(Object value, String key, String where) {
-        List<?> items = list(value, where, true);
+        List<?> items = ARGS.listOrNull(value, where);
         if (items == null) return null;
         Map<String, Double> out = new HashMap<>(items.size() * 2);
         for (int i = 0; i < items.size(); i++) {
-            Map<?, ?> item = map(items.get(i), where + "[" + i + "]");
-            String id = string(item.get(key), where + "[" + i + "]." + key, false);
+            Map<?, ?> item = ARGS.map(items.get(i), where + "[" + i + "]");
+            String id = ARGS.string(item.get(key), where + "[" + i + "]." + key);
             Object d = item.get("d");
             if (!(d instanceof Number n) || !Double.isFinite(n.doubleValue()) || n.doubleValue() < 0) {
-                throw new IllegalArgumentException(P + where + "[" + i + "].d must be a finite "
+                throw ARGS.fail(where + "[" + i + "].d must be a finite "
                         + "non-negative number, not " + d);
             }
             out.merge(id, n.doubleValue(), Math::min);
@@ -197,30 +160,30 @@ public class SimGrag {
 
         @SuppressWarnings("unchecked")
         Search(Map<String, Object> c) {
-            label = Label.label(string(c.get("label"), "label", false));
-            List<?> nodes = list(c.get("nodes"), "nodes", false);
-            List<?> edges = list(c.get("edges"), "edges", false);
+            label = Label.label(ARGS.string(c.get("label"), "label"));
+            List<?> nodes = ARGS.list(c.get("nodes"), "nodes");
+            List<?> edges = ARGS.list(c.get("edges"), "edges");
             n = nodes.size();
             m = edges.size();
-            if (n == 0) throw new IllegalArgumentException(P + "nodes is empty");
-            anchor = index(c.get("anchor"), n, "anchor");
+            if (n == 0) throw ARGS.fail("nodes is empty");
+            anchor = ARGS.index(c.get("anchor"), n, "anchor");
             nodeCand = new Map[n];
             nodeMin = new Double[n];
             nodeName = new String[n];
             nodeLabels = new Label[n][];
             for (int i = 0; i < n; i++) {
-                Map<?, ?> node = map(nodes.get(i), "nodes[" + i + "]");
+                Map<?, ?> node = ARGS.map(nodes.get(i), "nodes[" + i + "]");
                 nodeCand[i] = distances(node.get("candidates"), "id", "nodes[" + i + "].candidates");
                 nodeMin[i] = minimum(nodeCand[i]);
-                nodeName[i] = string(node.get("name"), "nodes[" + i + "].name", true);
-                List<?> labels = list(node.get("labels"), "nodes[" + i + "].labels", true);
+                nodeName[i] = ARGS.stringOrNull(node.get("name"), "nodes[" + i + "].name");
+                List<?> labels = ARGS.listOrNull(node.get("labels"), "nodes[" + i + "].labels");
                 nodeLabels[i] = new Label[labels == null ? 0 : labels.size()];
                 for (int l = 0; l < nodeLabels[i].length; l++) {
-                    nodeLabels[i][l] = Label.label(string(labels.get(l), "nodes[" + i + "].labels[" + l + "]", false));
+                    nodeLabels[i][l] = Label.label(ARGS.string(labels.get(l), "nodes[" + i + "].labels[" + l + "]"));
                 }
             }
             if (nodeCand[anchor] == null) {
-                throw new IllegalArgumentException(P + "the anchor node " + anchor + " has no candidates");
+                throw ARGS.fail("the anchor node " + anchor + " has no candidates");
             }
             src = new int[m];
             dst = new int[m];
@@ -229,9 +192,9 @@ public class SimGrag {
             edgeMin = new Double[m];
             edgeTypes = new RelationshipType[m][];
             for (int j = 0; j < m; j++) {
-                Map<?, ?> edge = map(edges.get(j), "edges[" + j + "]");
-                src[j] = index(edge.get("source"), n, "edges[" + j + "].source");
-                dst[j] = index(edge.get("target"), n, "edges[" + j + "].target");
+                Map<?, ?> edge = ARGS.map(edges.get(j), "edges[" + j + "]");
+                src[j] = ARGS.index(edge.get("source"), n, "edges[" + j + "].source");
+                dst[j] = ARGS.index(edge.get("target"), n, "edges[" + j + "].target");
                 directed[j] = Boolean.TRUE.equals(edge.get("directed"));
                 edgeCand[j] = distances(edge.get("types"), "type", "edges[" + j + "].types");
                 edgeMin[j] = minimum(edgeCand[j]);
@@ -240,27 +203,27 @@ public class SimGrag {
                             .map(RelationshipType::withName).toArray(RelationshipType[]::new);
                 }
             }
-            List<?> ord = list(c.get("order"), "order", false);
-            if (ord.size() != m) throw new IllegalArgumentException(P + "order must list every edge once");
+            List<?> ord = ARGS.list(c.get("order"), "order");
+            if (ord.size() != m) throw ARGS.fail("order must list every edge once");
             order = new int[m];
             boolean[] bound = new boolean[n], used = new boolean[m];
             bound[anchor] = true;
             for (int s = 0; s < m; s++) {
-                int j = index(ord.get(s), m, "order[" + s + "]");
+                int j = ARGS.index(ord.get(s), m, "order[" + s + "]");
                 if (used[j] || !(bound[src[j]] || bound[dst[j]])) {
-                    throw new IllegalArgumentException(P + "order[" + s + "] = " + j
+                    throw ARGS.fail("order[" + s + "] = " + j
                             + " repeats an edge or has no bound end");
                 }
                 used[j] = true;
                 bound[src[j]] = bound[dst[j]] = true;
                 order[s] = j;
             }
-            List<?> dif = list(c.get("differ"), "differ", false);
-            if (dif.size() != n) throw new IllegalArgumentException(P + "differ must have one row per node");
+            List<?> dif = ARGS.list(c.get("differ"), "differ");
+            if (dif.size() != n) throw ARGS.fail("differ must have one row per node");
             differ = new boolean[n][n];
             for (int i = 0; i < n; i++) {
-                List<?> row = list(dif.get(i), "differ[" + i + "]", false);
-                if (row.size() != n) throw new IllegalArgumentException(P + "differ[" + i + "] must have one value per node");
+                List<?> row = ARGS.list(dif.get(i), "differ[" + i + "]");
+                if (row.size() != n) throw ARGS.fail("differ[" + i + "] must have one value per node");
                 for (int b = 0; b < n; b++) differ[i][b] = Boolean.TRUE.equals(row.get(b));
             }
             Object max = c.get("maxStates");
@@ -282,7 +245,7 @@ public class SimGrag {
 
         void push(Node[] nodes, String[] ids, Double[] nodeD, Relationship[] rels, Double[] edgeD, int step) {
             if (seq >= maxStates) {
-                throw new IllegalStateException(P + "more than " + maxStates
+                throw new IllegalStateException(NAME + ": more than " + maxStates
                         + " partial matches; narrow the pattern or lower k(n)");
             }
             heap.add(new State(bound(nodeD, edgeD), seq++, nodes, ids, nodeD, rels, edgeD, step));

@@ -48,7 +48,7 @@ import org.neo4j.procedure.TerminationGuard;
  * ({@code typesSearched}).
  */
 public class SimGragSearch {
-    private static final String P = "kgdb.simgrag.search: ";
+    private static final Args ARGS = new Args("kgdb.simgrag.search");
 
     @Context
     public Transaction tx;
@@ -74,25 +74,22 @@ public class SimGragSearch {
     @Description("kgdb.simgrag.search(request, k) - one SimGRAG retrieval: the exact candidate "
             + "searches of a pattern's texts and the top-k matching of its components, in one call.")
     public Stream<Result> search(@Name("request") Map<String, Object> request, @Name("k") Long k) {
-        if (request == null) throw new IllegalArgumentException(P + "request is null");
-        if (k == null || k < 1 || k > SimGrag.K_MAX) {
-            throw new IllegalArgumentException(P + "k must be an integer from 1 to " + SimGrag.K_MAX
-                    + ", not " + k);
-        }
+        if (request == null) throw ARGS.fail("request is null");
+        ARGS.count(k, SimGrag.K_MAX, "k");
         long t0 = System.nanoTime();
-        List<?> searches = list(request.get("searches"), "searches");
+        List<?> searches = ARGS.list(request.get("searches"), "searches");
         Map<?, ?> typeSearch = request.get("typeSearch") == null ? null
-                : map(request.get("typeSearch"), "typeSearch");
-        int typed = typeSearch == null ? -1 : index(typeSearch.get("search"), searches.size(), "typeSearch.search");
+                : ARGS.map(request.get("typeSearch"), "typeSearch");
+        int typed = typeSearch == null ? -1 : ARGS.index(typeSearch.get("search"), searches.size(), "typeSearch.search");
         Set<String> inUse = typeSearch == null ? Set.of() : labelsInUse();
-        boolean typesApply = typeSearch != null && inUse.contains(string(typeSearch.get("require"),
-                "typeSearch.require")) && !onlyIgnored(inUse, list(typeSearch.get("ignore"), "typeSearch.ignore"));
+        boolean typesApply = typeSearch != null && inUse.contains(ARGS.string(typeSearch.get("require"),
+                "typeSearch.require")) && !onlyIgnored(inUse, ARGS.list(typeSearch.get("ignore"), "typeSearch.ignore"));
         List<List<List<Found>>> found = new ArrayList<>();
         List<Map<String, Object>> candidates = new ArrayList<>();
         for (int s = 0; s < searches.size(); s++) {
             String where = "searches[" + s + "]";
-            Map<?, ?> search = map(searches.get(s), where);
-            List<?> vectors = list(search.get("vectors"), where + ".vectors");
+            Map<?, ?> search = ARGS.map(searches.get(s), where);
+            List<?> vectors = ARGS.list(search.get("vectors"), where + ".vectors");
             List<List<Found>> perQuery = new ArrayList<>();
             boolean skip = s == typed && !typesApply;
             for (int q = 0; q < vectors.size(); q++) {
@@ -112,13 +109,13 @@ public class SimGragSearch {
             found.add(perQuery);
         }
         long t1 = System.nanoTime();
-        List<?> components = list(request.get("components"), "components");
+        List<?> components = ARGS.list(request.get("components"), "components");
         List<Map<String, Object>> subgraphs = new ArrayList<>();
         SimGrag matcher = new SimGrag();
         matcher.tx = tx;
         matcher.guard = guard;
         for (int c = 0; c < components.size(); c++) {
-            Map<String, Object> component = resolve(map(components.get(c), "components[" + c + "]"),
+            Map<String, Object> component = resolve(ARGS.map(components.get(c), "components[" + c + "]"),
                     found, "components[" + c + "]");
             if (component == null) continue;  // a name or phrase linked to nothing
             final long index = c;
@@ -143,14 +140,10 @@ public class SimGragSearch {
 
     /** One query's candidates: the k nearest by exact L2, one per id, by (distance, id). */
     private List<Found> nearest(Map<?, ?> search, Object vector, String where) {
-        String index = string(search.get("index"), where + ": index");
-        String key = string(search.get("key"), where + ": key");
-        String shown = string(search.get("shown"), where + ": shown");
-        Object kk = search.get("k");
-        if (!(kk instanceof Long k) || k < 1 || k > Nearest.K_MAX) {
-            throw new IllegalArgumentException(P + where + ": k must be an integer from 1 to "
-                    + Nearest.K_MAX + ", not " + kk);
-        }
+        String index = ARGS.string(search.get("index"), where + ": index");
+        String key = ARGS.string(search.get("key"), where + ": key");
+        String shown = ARGS.string(search.get("shown"), where + ": shown");
+        long k = ARGS.count(search.get("k"), Nearest.K_MAX, where + ": k");
         Nearest nearest = new Nearest();
         nearest.tx = tx;
         nearest.db = db;
@@ -159,7 +152,7 @@ public class SimGragSearch {
         try {
             hits = nearest.nearestNodes(index, vector, k).toList();
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(P + where + ": " + e.getMessage());
+            throw ARGS.fail(where + ": " + e.getMessage());
         }
         for (Nearest.NodeHit hit : hits) {
             Object id = hit.node.getProperty(key, null);
@@ -180,11 +173,11 @@ public class SimGragSearch {
         Map<String, Object> out = new HashMap<>();
         for (Map.Entry<?, ?> e : component.entrySet()) out.put(String.valueOf(e.getKey()), e.getValue());
         List<Object> nodes = new ArrayList<>();
-        List<?> given = list(component.get("nodes"), where + ".nodes");
+        List<?> given = ARGS.list(component.get("nodes"), where + ".nodes");
         for (int i = 0; i < given.size(); i++) {
             String at = where + ".nodes[" + i + "]";
             Map<String, Object> node = new HashMap<>();
-            for (Map.Entry<?, ?> e : map(given.get(i), at).entrySet()) node.put(String.valueOf(e.getKey()), e.getValue());
+            for (Map.Entry<?, ?> e : ARGS.map(given.get(i), at).entrySet()) node.put(String.valueOf(e.getKey()), e.getValue());
             if (node.get("candidates") instanceof Map<?, ?> ref) {
                 List<Map<String, Object>> cands = new ArrayList<>();
                 for (Found f : referred(ref, found, at + ".candidates").get(0)) {
@@ -204,11 +197,11 @@ public class SimGragSearch {
         }
         out.put("nodes", nodes);
         List<Object> edges = new ArrayList<>();
-        List<?> givenEdges = list(component.get("edges"), where + ".edges");
+        List<?> givenEdges = ARGS.list(component.get("edges"), where + ".edges");
         for (int j = 0; j < givenEdges.size(); j++) {
             String at = where + ".edges[" + j + "]";
             Map<String, Object> edge = new HashMap<>();
-            for (Map.Entry<?, ?> e : map(givenEdges.get(j), at).entrySet()) edge.put(String.valueOf(e.getKey()), e.getValue());
+            for (Map.Entry<?, ?> e : ARGS.map(givenEdges.get(j), at).entrySet()) edge.put(String.valueOf(e.getKey()), e.getValue());
             if (edge.get("types") instanceof Map<?, ?> ref) {
                 Map<String, Double> best = new HashMap<>();
                 for (List<Found> hits : referred(ref, found, at + ".types")) {
@@ -227,15 +220,15 @@ public class SimGragSearch {
 
     /** The candidate lists a reference {search, query} or {search, queries} names. */
     private static List<List<Found>> referred(Map<?, ?> ref, List<List<List<Found>>> found, String where) {
-        int s = index(ref.get("search"), found.size(), where + ".search");
+        int s = ARGS.index(ref.get("search"), found.size(), where + ".search");
         List<List<Found>> perQuery = found.get(s);
         List<List<Found>> out = new ArrayList<>();
         if (ref.containsKey("query")) {
-            out.add(perQuery.get(index(ref.get("query"), perQuery.size(), where + ".query")));
+            out.add(perQuery.get(ARGS.index(ref.get("query"), perQuery.size(), where + ".query")));
         } else {
-            List<?> queries = list(ref.get("queries"), where + ".queries");
+            List<?> queries = ARGS.list(ref.get("queries"), where + ".queries");
             for (int q = 0; q < queries.size(); q++) {
-                out.add(perQuery.get(index(queries.get(q), perQuery.size(), where + ".queries[" + q + "]")));
+                out.add(perQuery.get(ARGS.index(queries.get(q), perQuery.size(), where + ".queries[" + q + "]")));
             }
         }
         return out;
@@ -251,38 +244,5 @@ public class SimGragSearch {
         Set<String> rest = new HashSet<>(inUse);
         for (Object x : ignore) rest.remove(String.valueOf(x));
         return rest.isEmpty();
-    }
-
-    // ------------------------------------------------------------------ argument checks
-    private static List<?> list(Object value, String where) {
-        if (!(value instanceof List<?> l)) {
-            throw new IllegalArgumentException(P + where + " must be a list, not "
-                    + (value == null ? "null" : "a " + value.getClass().getSimpleName()));
-        }
-        return l;
-    }
-
-    private static Map<?, ?> map(Object value, String where) {
-        if (!(value instanceof Map<?, ?> m)) {
-            throw new IllegalArgumentException(P + where + " must be a map, not "
-                    + (value == null ? "null" : "a " + value.getClass().getSimpleName()));
-        }
-        return m;
-    }
-
-    private static String string(Object value, String where) {
-        if (!(value instanceof String s)) {
-            throw new IllegalArgumentException(P + where + " must be a string, not "
-                    + (value == null ? "null" : "a " + value.getClass().getSimpleName()));
-        }
-        return s;
-    }
-
-    private static int index(Object value, int size, String where) {
-        if (!(value instanceof Long l) || l < 0 || l >= size) {
-            throw new IllegalArgumentException(P + where + " must be an index from 0 to "
-                    + (size - 1) + ", not " + value);
-        }
-        return (int) (long) l;
     }
 }

@@ -35,11 +35,15 @@ import org.neo4j.kernel.internal.GraphDatabaseAPI;
  * and each row keeps, in a small block-wise dimension-major array, its coordinates P(x - mean)
  * and the norm of its residual (I - P'P)(x - mean). Since distances are invariant under
  * rotation, |x - q|^2 = |P(x - q)|^2 + |residual(x - q)|^2 >= |P(x - q)|^2 + (|res x| - |res
- * q|)^2: a lower bound from m + 1 floats per row instead of dim. A search scans only that array
- * (m + 1 of dim floats of memory bandwidth; SIMD loops), takes the full float distance of the k
- * rows with the smallest bounds, then visits rows in increasing bound order computing their full
- * float distance (row-major copy) and stops when the next bound exceeds the current k-th
- * distance (with safe margins). Then the exact distance ({@link Vectors#l2}, double, index
+ * q|)^2: a lower bound from m + 1 floats per row instead of dim; the same holds for the first
+ * m1 axes with the residual outside them. The screen has two stages: a search scans the first
+ * (m1 + 1 floats per row, column-major; SIMD loops) for every row, takes the full float
+ * distance of the k rows with the smallest bounds, then goes through rows in increasing
+ * first-stage bound order, stops when the next bound exceeds the current k-th distance (with
+ * safe margins), skips a row whose second-stage bound (all m axes: the rest of its
+ * coordinates, row-major) exceeds it, and computes the others' full float distance (row-major
+ * copy); at 919k rows one stage of all m axes was a 710 MB scan per query (memory-bound).
+ * Then the exact distance ({@link Vectors#l2}, double, index
  * order: bit-identical to the Cypher {@code reduce()}) is computed for every visited row within
  * a safe margin of the k-th, and the k nearest are returned with any rows tied at the k-th.
  * The exact distance comes from the copy where the stored values are floats (kgdb stores
@@ -78,10 +82,18 @@ final class VectorMatrix {
     final int rows;
     /** Row r is {@code data[r / BLOCK][(r % BLOCK) * dim ...]} (floats, row-major). */
     final float[][] data;
-    /** Screened axes m: block b holds column j (j < m: P(x - mean)_j; j = m: residual norm)
-     * of its rows at {@code screen[b][j * BLOCK ...]}. */
+    /** Screened axes m, in two stages. The first m1 = ceil(m / 2) axes (the leading ones:
+     * the subspace iteration's Gram-Schmidt keeps them nested) are scanned for every row:
+     * block b holds column j (j < m1: P(x - mean)_j; j = m1: the norm of the residual outside
+     * those m1 axes) of its rows at {@code screen[b][j * BLOCK ...]}. */
     final int screenDims;
+    final int firstDims;
     final float[][] screen;
+    /** The second stage, row-major (m - m1 + 1 floats per row, contiguous): row r's coordinates
+     * on axes m1 .. m - 1 and the norm of its residual outside all m axes, at {@code
+     * tail[r / BLOCK][(r % BLOCK) * (m - m1 + 1) ...]}; read only for rows the first stage
+     * leaves (a quarter of the floats of a full row). */
+    final float[][] tail;
     final double[] mean;
     /** m orthonormal rows of dim values (the principal axes). */
     final double[][] axes;
@@ -99,11 +111,13 @@ final class VectorMatrix {
     volatile int lastRecomputed;
     volatile int lastCandidates;
     volatile int lastFromStore;
+    /** Rows the last search's second stage bounded (its first stage left them). */
+    volatile int lastScreened;
 
     private VectorMatrix(String label, String property, int dim, long version, int rows,
-                         float[][] data, int screenDims, float[][] screen, double[] mean,
-                         double[][] axes, long[] nodeIds, java.util.BitSet rounded, double buildMs,
-                         String unusable) {
+                         float[][] data, int screenDims, float[][] screen, float[][] tail,
+                         double[] mean, double[][] axes, long[] nodeIds, java.util.BitSet rounded,
+                         double buildMs, String unusable) {
         this.label = label;
         this.property = property;
         this.dim = dim;
@@ -111,7 +125,9 @@ final class VectorMatrix {
         this.rows = rows;
         this.data = data;
         this.screenDims = screenDims;
+        this.firstDims = (screenDims + 1) / 2;
         this.screen = screen;
+        this.tail = tail;
         this.mean = mean;
         this.axes = axes;
         this.nodeIds = nodeIds;
@@ -123,7 +139,7 @@ final class VectorMatrix {
     private static VectorMatrix tooLarge(String label, String prop, int dim, long version,
                                          long t0, String why) {
         return new VectorMatrix(label, prop, dim, version, 0, null, 0, null, null, null, null,
-                null, (System.nanoTime() - t0) / 1e6, why);
+                null, null, (System.nanoTime() - t0) / 1e6, why);
     }
 
     /** The state of one index's matrix for kgdb.vectorIndexState: null if never built. */
@@ -255,7 +271,7 @@ final class VectorMatrix {
                 if (!floatValued(stored, row)) rounded.set(n);
                 int b = n / BLOCK, o = n % BLOCK;
                 if (o == 0) {
-                    if ((long) (b + 1) * BLOCK * (dim + m + 1) * 4 > budget) {
+                    if ((long) (b + 1) * BLOCK * (dim + m + 2) * 4 > budget) {
                         return tooLarge(label, prop, dim, version, t0, "more than " + (long) b * BLOCK
                                 + " vectors would exceed a quarter of the heap");
                     }
@@ -266,10 +282,22 @@ final class VectorMatrix {
                 ids[n++] = node.getId();
             }
         }
-        float[][] data = blocks.toArray(new float[0][]);
+        return fromRows(label, prop, dim, version, blocks.toArray(new float[0][]), ids, n, rounded,
+                t0);
+    }
+
+    /**
+     * The matrix of {@code n} rows already copied ({@code data}: blocks of {@link #BLOCK} rows,
+     * row-major; {@code ids} their nodes), with its axes and screen; {@code t0} when the copy
+     * started (for {@link #buildMs}).
+     */
+    static VectorMatrix fromRows(String label, String prop, int dim, long version, float[][] data,
+                                 long[] ids, int n, java.util.BitSet rounded, long t0) {
+        int m = Math.min(SCREEN_DIMS, Math.max(1, dim / 2));
         if (n <= SMALL) {  // searched row by row: no axes, no screen
-            return new VectorMatrix(label, prop, dim, version, n, data, 0, new float[0][], null,
-                    new double[0][], ids, rounded, (System.nanoTime() - t0) / 1e6, null);
+            return new VectorMatrix(label, prop, dim, version, n, data, 0, new float[0][],
+                    new float[0][], null, new double[0][], ids, rounded,
+                    (System.nanoTime() - t0) / 1e6, null);
         }
         double[] mean = new double[dim];
         for (int r = 0; r < n; r++) {
@@ -279,19 +307,61 @@ final class VectorMatrix {
         }
         for (int i = 0; i < dim; i++) mean[i] /= Math.max(1, n);
         double[][] axes = principalAxes(data, n, dim, m, mean);
-        float[][] screen = new float[data.length][(m + 1) * BLOCK];
+        int m1 = (m + 1) / 2;
+        float[][] screen = new float[data.length][(m1 + 1) * BLOCK];
+        float[][] tail = new float[data.length][(m - m1 + 1) * BLOCK];
         final int rows = n;
-        IntStream.range(0, data.length).parallel().forEach(b -> {
-            double[] centred = new double[dim], coords = new double[m];
-            for (int o = 0; o < BLOCK && b * BLOCK + o < rows; o++) {
-                for (int i = 0; i < dim; i++) centred[i] = data[b][o * dim + i] - mean[i];
-                double residual = project(axes, centred, coords);
-                for (int j = 0; j < m; j++) screen[b][j * BLOCK + o] = (float) coords[j];
-                screen[b][m * BLOCK + o] = (float) residual;
+        IntStream.range(0, data.length).parallel().forEach(b ->
+                projectBlock(data[b], Math.min(BLOCK, rows - b * BLOCK), dim, mean, axes, screen[b],
+                        tail[b]));
+        return new VectorMatrix(label, prop, dim, version, n, data, m, screen, tail, mean, axes,
+                ids, rounded, (System.nanoTime() - t0) / 1e6, null);
+    }
+
+    /**
+     * The screen columns of one block's {@code count} rows: each row's coordinates on the first
+     * m1 axes and the norm of its residual outside them ({@code first}, column-major), its
+     * coordinates on the others and the norm of its residual outside all ({@code rest},
+     * row-major). Dimension-major in double, so that every inner loop runs
+     * over the block's rows element-wise (C2 compiles it to SIMD; the row-at-a-time dot products
+     * of {@link #project} are scalar reductions: 79 s for 919k rows, against a few here). The
+     * residual norms are sqrt(|x - mean|^2 - |P(x - mean)|^2): in double its error (about 1e-13
+     * absolute in the square, so at most 3e-7 in the norm) is far inside the screen's margins.
+     */
+    private static void projectBlock(float[] block, int count, int dim, double[] mean,
+                                     double[][] axes, float[] first, float[] rest) {
+        int m = axes.length, m1 = (m + 1) / 2, width = m - m1 + 1;
+        double[][] x = new double[dim][BLOCK];
+        for (int o = 0; o < count; o++) {
+            int off = o * dim;
+            for (int i = 0; i < dim; i++) x[i][o] = block[off + i] - mean[i];
+        }
+        double[] norm2 = new double[BLOCK], inPlane = new double[BLOCK], c = new double[BLOCK];
+        double[] inFirst = new double[BLOCK];
+        for (int i = 0; i < dim; i++) {
+            double[] xi = x[i];
+            for (int o = 0; o < BLOCK; o++) norm2[o] += xi[o] * xi[o];
+        }
+        for (int j = 0; j < m; j++) {
+            Arrays.fill(c, 0.0);
+            double[] axis = axes[j];
+            for (int i = 0; i < dim; i++) {
+                double a = axis[i];
+                double[] xi = x[i];
+                for (int o = 0; o < BLOCK; o++) c[o] += a * xi[o];
             }
-        });
-        return new VectorMatrix(label, prop, dim, version, n, data, m, screen, mean, axes, ids,
-                rounded, (System.nanoTime() - t0) / 1e6, null);
+            for (int o = 0; o < BLOCK; o++) inPlane[o] += c[o] * c[o];
+            if (j < m1) {
+                System.arraycopy(inPlane, 0, inFirst, 0, BLOCK);
+                for (int o = 0; o < BLOCK; o++) first[j * BLOCK + o] = (float) c[o];
+            } else {
+                for (int o = 0; o < count; o++) rest[o * width + j - m1] = (float) c[o];
+            }
+        }
+        for (int o = 0; o < count; o++) {
+            first[m1 * BLOCK + o] = (float) Math.sqrt(Math.max(0.0, norm2[o] - inFirst[o]));
+            rest[o * width + width - 1] = (float) Math.sqrt(Math.max(0.0, norm2[o] - inPlane[o]));
+        }
     }
 
     /**
@@ -451,12 +521,17 @@ final class VectorMatrix {
             centred[i] = query[i] - mean[i];
             centred2 += centred[i] * centred[i];
         }
-        int m = screenDims;
+        int m = screenDims, m1 = firstDims, width = m - m1 + 1;
         double[] coords = new double[m];
         double residual = project(axes, centred, coords);
-        float[] qs = new float[m + 1];
-        for (int j = 0; j < m; j++) qs[j] = (float) coords[j];
-        qs[m] = (float) residual;
+        double outsideFirst = residual * residual;  // the residual outside the first m1 axes
+        for (int j = m1; j < m; j++) outsideFirst += coords[j] * coords[j];
+        float[] qs = new float[m1 + 1];
+        for (int j = 0; j < m1; j++) qs[j] = (float) coords[j];
+        qs[m1] = (float) Math.sqrt(outsideFirst);
+        float[] qt = new float[width];
+        for (int j = m1; j < m; j++) qt[j - m1] = (float) coords[j];
+        qt[width - 1] = (float) residual;
         long t0 = System.nanoTime();
         int blocks = (rows + BLOCK - 1) / BLOCK;
         float[] lower = new float[blocks * BLOCK];
@@ -464,32 +539,37 @@ final class VectorMatrix {
         (blocks >= PARALLEL_BLOCKS ? stream.parallel() : stream).forEach(b -> {
             float[] acc = new float[BLOCK];
             float[] s = screen[b];
-            for (int j = 0; j <= m; j++) accumulate(s, j * BLOCK, qs[j], acc);
+            for (int j = 0; j <= m1; j++) accumulate(s, j * BLOCK, qs[j], acc);
             System.arraycopy(acc, 0, lower, b * BLOCK, BLOCK);
         });
         long t1 = System.nanoTime();
-        // The rows with the k smallest bounds give a first k-th distance.
+        // The first k rows (in row order) of the rows with the k smallest bounds give a first
+        // k-th distance. Visited rows and their float distances are kept in two short lists
+        // (not arrays of every row: at 919k rows those cost more than the visits).
         float seed = kthSmallest(lower, rows, kk);
         float[] top = new float[kk];  // max-heap of the k smallest full distances so far
         int size = 0;
-        boolean[] seen = new boolean[rows];
-        float[] full = new float[rows];
-        int candidates = 0;
+        int[] visited = new int[Math.max(64, 2 * kk)];
+        float[] full = new float[visited.length];
+        int candidates = 0, screened = 0;
+        int firstEnd = 0;  // the first group is every row before it whose bound is <= seed
         for (int r = 0; r < rows && size < kk; r++) {
             if (lower[r] <= seed) {
-                seen[r] = true;
-                full[r] = distance(r, q);
-                candidates++;
-                size = offer(top, size, full[r]);
+                visited[candidates] = r;
+                full[candidates] = distance(r, q);
+                size = offer(top, size, full[candidates++]);
+                firstEnd = r + 1;
             }
         }
         double limit = limit(top[0], norm2);
         double bound = boundLimit(limit, centred2);
-        // Every row whose bound could be within the limit, visited in increasing bound order.
+        // Every other row whose first bound could be within the limit, in increasing bound
+        // order: its second bound (all m axes) from the row-major tail, then if that too could
+        // be within the limit its float distance.
         long[] order = new long[64];
         int count = 0;
         for (int r = 0; r < rows; r++) {
-            if (!seen[r] && lower[r] <= bound) {
+            if (lower[r] <= bound && (r >= firstEnd || lower[r] > seed)) {
                 if (count == order.length) order = Arrays.copyOf(order, count * 2);
                 order[count++] = ((long) Float.floatToIntBits(Math.max(0f, lower[r])) << 32) | r;
             }
@@ -498,19 +578,26 @@ final class VectorMatrix {
         for (int c = 0; c < count; c++) {
             int r = (int) order[c];
             if (lower[r] > bound) break;
-            seen[r] = true;
-            full[r] = distance(r, q);
-            candidates++;
-            if (full[r] < top[0]) {
-                size = offer(top, size, full[r]);
+            screened++;
+            if (secondBound(r, lower[r], qs[m1], qt) > bound) continue;
+            if (candidates == visited.length) {
+                visited = Arrays.copyOf(visited, 2 * candidates);
+                full = Arrays.copyOf(full, 2 * candidates);
+            }
+            visited[candidates] = r;
+            float d = distance(r, q);
+            full[candidates++] = d;
+            if (d < top[0]) {
+                size = offer(top, size, d);
                 limit = limit(top[0], norm2);
                 bound = boundLimit(limit, centred2);
             }
         }
         List<Hit> hits = new ArrayList<>();
         int fromStore = 0;
-        for (int r = 0; r < rows; r++) {
-            if (seen[r] && full[r] <= limit) {
+        for (int c = 0; c < candidates; c++) {
+            int r = visited[c];
+            if (full[c] <= limit) {
                 hits.add(new Hit(nodeIds[r], rounded.get(r) ? exact.applyAsDouble(nodeIds[r])
                         : exactFromCopy(r, query)));
                 if (rounded.get(r)) fromStore++;
@@ -524,6 +611,7 @@ final class VectorMatrix {
         lastRecomputed = hits.size();
         lastFromStore = fromStore;
         lastCandidates = candidates;
+        lastScreened = screened;
         return hits.subList(0, end);
     }
 
@@ -592,6 +680,24 @@ final class VectorMatrix {
             heap[m] = t;
             i = m;
         }
+    }
+
+    /**
+     * Row r's lower bound over all m axes: its first bound ({@code first}, the m1 leading axes
+     * and the residual outside them) without that residual's term, plus the other axes' terms
+     * and the term of the residual outside all m axes (each a lower bound of |x - q|^2).
+     */
+    private float secondBound(int r, float first, float qFirstResidual, float[] qt) {
+        float[] s = screen[r / BLOCK];
+        float d = s[firstDims * BLOCK + r % BLOCK] - qFirstResidual;
+        float acc = Math.max(0f, first - d * d);
+        float[] t = tail[r / BLOCK];
+        int off = (r % BLOCK) * qt.length;
+        for (int j = 0; j < qt.length; j++) {
+            float e = t[off + j] - qt[j];
+            acc += e * e;
+        }
+        return acc;
     }
 
     /** Row r's squared float distance to q (four running sums). */

@@ -238,8 +238,12 @@ class PluginTest {
                 q.add(row.get(d) + noise * random.nextGaussian());
             }
             assertNearestIsBruteForce(call, q, 1 + trial % 25);
-            visited += (long) rows("CALL kgdb.vectorIndexes() YIELD index, lastCandidates, screenDims "
-                    + "WHERE index = 'probe_vec' RETURN lastCandidates", Map.of()).get(0).get("lastCandidates");
+            Map<String, Object> last = rows("CALL kgdb.vectorIndexes() YIELD index, lastCandidates, "
+                    + "lastScreened WHERE index = 'probe_vec' RETURN lastCandidates, lastScreened", Map.of()).get(0);
+            long candidates = (long) last.get("lastCandidates");
+            visited += candidates;
+            // every row visited after the first k went through the second stage's bound
+            assertTrue(candidates - (1 + trial % 25) <= (long) last.get("lastScreened"), last.toString());
         }
         // float-valued vectors (as kgdb stores MiniLM's): exact distances from the copy alone
         assertEquals(0, VectorMatrix.cached(db, "probe_vec").lastFromStore);
