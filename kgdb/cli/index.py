@@ -118,8 +118,9 @@ def triples_summary(report: TripleIndexReport) -> str:
 def ppr_command(ctx: Context, synonym_threshold: float, no_gazetteer: bool, no_titles: bool,
                 title_weight: float, full: bool, as_json: bool) -> None:
     """Build or update the retrieval graph of `--mode ppr` (personalized PageRank): phrases
-    the chunks name, sentences, synonym edges, and on FalkorDB the stored projection. A
-    re-run extracts only new chunks and removes what deleted ones left."""
+    the chunks name, sentences, synonym edges, and the stored projection. A re-run extracts
+    only new chunks, removes what deleted ones left, and rewrites only the projection's
+    blocks that changed."""
     from kgdb.documents.ppr_graph import build_graph
     from kgdb.link.ppr_options import GraphOptions
 
@@ -135,3 +136,7 @@ def ppr_command(ctx: Context, synonym_threshold: float, no_gazetteer: bool, no_t
                f"{report.phrases_created} phrases and {report.sentences_created} sentences "
                f"created, {report.phrases_removed} phrases and {report.sentences_removed} "
                f"sentences removed, {report.synonyms} synonym edges written in {total:.1f} s")
+    if report.projection:
+        p = report.projection
+        click.echo(f"stored projection ({p['mode']}): {p['blocks']} of {p['total']} blocks "
+                   f"written, {p['edges']} edges, {report.seconds.get('projection', 0):.1f} s")

@@ -8,8 +8,11 @@ The graph it writes::
                                   document's title)
     (:Chunk)-[:has_sentence]->(:Sentence {id, chunk, text, embedding})-[:names]->(:Phrase)
     (:Phrase)-[:synonym {score}]->(:Phrase)        names whose embeddings are close (a < b)
-    (:KgdbMeta {key: 'ppr', ...})                  options and, on FalkorDB, the projection:
-        src, dst, weight (internal node ids and edge weights) and chunks (the targets)
+    (:KgdbMeta {key: 'ppr', ...})                  options; the stored projection's id,
+                                                   block versions and edge count
+    (:KgdbPprBlock {block, version, nodes, keys, kinds, offsets, adj, prob})
+                                  the stored projection, 64 slots per block
+                                  (kgdb/documents/ppr_graph.py: "The stored projection")
 
 A Phrase's id is its name case-folded (one node per name in any case; the name embedded is
 that id, so a fresh build and an incremental one embed the same text).
@@ -28,6 +31,8 @@ from kgdb.statement import Statement
 PHRASE, SENTENCE, CHUNK, DOCUMENT = "Phrase", "Sentence", "Chunk", "Document"
 PHRASE_IN, HAS_SENTENCE, NAMES, SYNONYM = "phrase_in", "has_sentence", "names", "synonym"
 META_LABEL, META_KEY = "KgdbMeta", "ppr"
+BLOCK_LABEL = "KgdbPprBlock"
+"""A block of the stored projection (kgdb/documents/ppr_graph.py: "The stored projection")."""
 GDS_GRAPH = "kgdb_ppr"
 """The GDS projection's name (Neo4j)."""
 
@@ -147,11 +152,21 @@ def layer_sentences() -> Statement:
 
 
 def read_meta() -> Statement:
-    """Rows ``options, edges, built`` of the retrieval graph's meta node."""
+    """Rows ``options, edges, built, blocks, pending`` of the retrieval graph's meta node."""
     p = Params()
     return Statement(f"MATCH (m:{META_LABEL} {{key: {p.add('key', META_KEY)}}})\n"
-                     "RETURN m.options AS options, m.edges AS edges, m.built AS built",
-                     p.values)
+                     "RETURN m.options AS options, m.edges AS edges, m.built AS built, "
+                     "m.blocks AS blocks, m.pending AS pending", p.values)
+
+
+def mark_pending(pending: bool) -> Statement:
+    """Mark the stored projection as possibly behind the graph (a run that changes the graph
+    has started: if it stops before the projection is written, the next run rewrites it
+    whole) or clear the mark."""
+    p = Params()
+    return Statement(f"MATCH (m:{META_LABEL} {{key: {p.add('key', META_KEY)}}})\n"
+                     f"SET m.pending = {p.add('pending', True if pending else None)}",
+                     p.values, write=True, idempotent=True)
 
 
 def write_meta(options: str, built: float) -> Statement:
@@ -167,11 +182,14 @@ def write_meta(options: str, built: float) -> Statement:
 
 def _projection_edges(p: Params, title_weight: float) -> str:
     """The directed, weighted edges PageRank walks (kgdb/documents/ppr_graph.py: "Edge
-    weights"): rows ``a, b, w, t``."""
+    weights"): rows ``a, b, w, t``. Whether a phrase is a title is counted once per phrase
+    (counted per edge, a phrase in 3,000 chunks cost 3,000² steps: 65 s at 10x)."""
     tw = p.add("title_weight", float(title_weight))
-    return (f"MATCH (a:{PHRASE})-[e:{PHRASE_IN}]->(b:{CHUNK})\n"
+    return (f"MATCH (a:{PHRASE})\n"
             f"OPTIONAL MATCH (a)-[f:{PHRASE_IN} {{title: true}}]->(:{CHUNK})\n"
-            "WITH a, b, coalesce(e.title, false) AS own, count(f) > 0 AS named\n"
+            "WITH a, count(f) > 0 AS named\n"
+            f"MATCH (a)-[e:{PHRASE_IN}]->(b:{CHUNK})\n"
+            "WITH a, b, coalesce(e.title, false) AS own, named\n"
             f"UNWIND [[a, b, CASE WHEN own THEN {tw} ELSE 1.0 END], "
             f"[b, a, CASE WHEN named AND NOT own THEN {tw} ELSE 1.0 END]] AS x\n"
             "RETURN x[0] AS a, x[1] AS b, x[2] AS w, 'LINK' AS t\nUNION ALL\n"
@@ -180,31 +198,109 @@ def _projection_edges(p: Params, title_weight: float) -> str:
             "RETURN x[0] AS a, x[1] AS b, r.score AS w, 'LINK' AS t")
 
 
-def projection_edges(title_weight: float) -> Statement:
-    """The retrieval graph's directed edges by internal node id: rows ``a, b, w`` (``chunk``
-    null); and every chunk and phrase as a row ``a = null, b = its id, chunk``."""
-    p = Params()
-    return Statement(f"CALL {{\n{_projection_edges(p, title_weight)}\n}}\n"
-                     "RETURN id(a) AS a, id(b) AS b, w, null AS chunk\nUNION ALL\n"
-                     f"MATCH (c) WHERE c:{CHUNK} OR c:{PHRASE}\n"
-                     f"RETURN null AS a, id(c) AS b, null AS w, c:{CHUNK} AS chunk", p.values)
+def projection_nodes() -> Statement:
+    """Rows ``node, id, chunk`` (internal id, id, whether a chunk) of every chunk and phrase:
+    the nodes of the stored projection."""
+    return Statement(f"MATCH (n)\nWHERE n:{CHUNK} OR n:{PHRASE}\n"
+                     f"RETURN id(n) AS node, n.id AS id, n:{CHUNK} AS chunk")
 
 
-def store_projection(nodes: Sequence[int], offsets: Sequence[int], adj: Sequence[int],
-                     prob: Sequence[float], chunks: Sequence[int]) -> Statement:
-    """Keep the graph as CSR arrays (kgdb/documents/ppr_graph.py: csr) on the meta node, what
-    ``kgdb.ppr`` reads per question (FalkorDB's UDF; Neo4j's plugin procedure, which keeps
-    them in memory while ``projection``, a fresh id per write, is the same), with the
-    chunks' internal ids."""
+def projection_links(nodes: Sequence[int] | None = None) -> Statement:
+    """Rows ``rel, a, b, title, score`` by internal id: each ``phrase_in`` edge (a the
+    phrase, b the chunk, ``title`` its flag, ``score`` null) and each synonym edge (a its
+    start, ``score``; ``title`` null), of ``nodes`` (an edge with an end among them: an
+    edge between two of them comes twice, with one ``rel``) or of the whole graph (None)."""
     p = Params()
+    link = "RETURN id(e) AS rel, id({}) AS a, id({}) AS b, coalesce(e.title, false) AS title, " \
+        "null AS score"
+    synonym = "RETURN id(r) AS rel, id({}) AS a, id({}) AS b, null AS title, r.score AS score"
+    if nodes is None:
+        return Statement(
+            f"MATCH (a:{PHRASE})-[e:{PHRASE_IN}]->(b:{CHUNK})\n{link.format('a', 'b')}\n"
+            f"UNION ALL\nMATCH (a:{PHRASE})-[r:{SYNONYM}]->(b:{PHRASE})\n"
+            f"{synonym.format('a', 'b')}")
+    ids = p.add("nodes", [int(n) for n in nodes])
+    head = f"UNWIND {ids} AS i\nMATCH (n) WHERE id(n) = i\n"
     return Statement(
-        f"MATCH (m:{META_LABEL} {{key: {p.add('key', META_KEY)}}})\n"
-        f"SET m.nodes = {p.add('nodes', list(nodes))}, "
-        f"m.offsets = {p.add('offsets', list(offsets))}, m.adj = {p.add('adj', list(adj))}, "
-        f"m.prob = {p.add('prob', list(prob))}, m.chunks = {p.add('chunks', list(chunks))}, "
-        f"m.edges = {p.add('edges', len(adj) // 2)}, "
-        f"m.projection = {p.add('projection', uuid.uuid4().hex)}", p.values, write=True,
-        idempotent=True)
+        f"{head}MATCH (n)-[e:{PHRASE_IN}]->(b:{CHUNK})\n{link.format('n', 'b')}\n"
+        f"UNION ALL\n{head}MATCH (a:{PHRASE})-[e:{PHRASE_IN}]->(n)\n{link.format('a', 'n')}\n"
+        f"UNION ALL\n{head}MATCH (n)-[r:{SYNONYM}]->(b:{PHRASE})\n{synonym.format('n', 'b')}\n"
+        f"UNION ALL\n{head}MATCH (a:{PHRASE})-[r:{SYNONYM}]->(n)\n"
+        f"{synonym.format('a', 'n')}", p.values)
+
+
+def named_phrases(nodes: Sequence[int] | None = None) -> Statement:
+    """Rows ``node``: the phrases (among ``nodes``, internal ids; None: all) that are a
+    document's title (a ``phrase_in {title: true}`` edge)."""
+    p = Params()
+    if nodes is None:
+        return Statement(f"MATCH (p:{PHRASE})-[:{PHRASE_IN} {{title: true}}]->(:{CHUNK})\n"
+                         "RETURN DISTINCT id(p) AS node")
+    return Statement(f"UNWIND {p.add('nodes', [int(n) for n in nodes])} AS i\n"
+                     f"MATCH (p:{PHRASE}) WHERE id(p) = i\n"
+                     f"MATCH (p)-[:{PHRASE_IN} {{title: true}}]->(:{CHUNK})\n"
+                     "RETURN DISTINCT id(p) AS node", p.values)
+
+
+def read_block_slots() -> Statement:
+    """Rows ``block, nodes, keys, kinds, edges`` of every stored projection block (the slot table:
+    kgdb/documents/ppr_graph.py: "The stored projection")."""
+    return Statement(f"MATCH (b:{BLOCK_LABEL})\n"
+                     "RETURN b.block AS block, b.nodes AS nodes, b.keys AS keys, "
+                     "b.kinds AS kinds, size(b.adj) AS edges ORDER BY block")
+
+
+def read_blocks(blocks: Sequence[int] | None = None) -> Statement:
+    """Rows ``block, nodes, keys, kinds, offsets, adj, prob`` of the stored projection's
+    ``blocks`` (None: all)."""
+    p = Params()
+    where = "" if blocks is None else \
+        f"WHERE b.block IN {p.add('blocks', [int(b) for b in blocks])}\n"
+    return Statement(f"MATCH (b:{BLOCK_LABEL})\n{where}"
+                     "RETURN b.block AS block, b.nodes AS nodes, b.keys AS keys, "
+                     "b.kinds AS kinds, b.offsets AS offsets, b.adj AS adj, b.prob AS prob "
+                     "ORDER BY block", p.values)
+
+
+def write_blocks(rows: Sequence[Mapping[str, Any]]) -> Statement:
+    """``rows``: {block, nodes, keys, kinds, offsets, adj, prob}: (re)write these blocks of
+    the stored projection, each with a fresh ``version``."""
+    p = Params()
+    rows = [{**r, "version": uuid.uuid4().hex} for r in rows]
+    return Statement(
+        f"UNWIND {p.add('rows', rows)} AS row\n"
+        f"MERGE (b:{BLOCK_LABEL} {{block: row.block}})\n"
+        "SET b.version = row.version, b.nodes = row.nodes, b.keys = row.keys, "
+        "b.kinds = row.kinds, b.offsets = row.offsets, b.adj = row.adj, b.prob = row.prob",
+        p.values, write=True, idempotent=True)
+
+
+def delete_blocks(first: int = 0) -> Statement:
+    """Delete the stored projection's blocks numbered ``first`` and up. Rows ``deleted``."""
+    p = Params()
+    return Statement(f"MATCH (b:{BLOCK_LABEL})\nWHERE b.block >= {p.add('first', int(first))}\n"
+                     "DELETE b\nRETURN count(b) AS deleted", p.values, write=True,
+                     idempotent=True)
+
+
+def store_projection(blocks: int, edges: int) -> Statement:
+    """Mark the stored projection as written: ``blocks`` blocks, ``edges`` directed edges
+    (each direction counts), ``versions`` the blocks' versions in block order (what the
+    readers cache a block by), and a fresh ``projection`` id (what they cache the whole
+    by). Removes the arrays of the previous, single-node format."""
+    p = Params()
+    key = p.add("key", META_KEY)
+    return Statement(
+        f"MATCH (m:{META_LABEL} {{key: {key}}})\n"
+        f"OPTIONAL MATCH (b:{BLOCK_LABEL})\n"
+        "WITH m, b ORDER BY b.block\n"
+        "WITH m, collect(b.version) AS versions\n"
+        f"SET m.versions = versions, m.blocks = {p.add('blocks', int(blocks))}, "
+        f"m.edges = {p.add('edges', int(edges))}, "
+        f"m.projection = {p.add('projection', uuid.uuid4().hex)}, "
+        "m.nodes = null, m.offsets = null, m.adj = null, m.prob = null, m.chunks = null, "
+        "m.pending = null\n"
+        "RETURN size(versions) AS blocks", p.values, write=True, idempotent=True)
 
 
 # ------------------------------------------------------------------ personalized PageRank
@@ -238,18 +334,22 @@ def udf_ppr_chunks(seeds: Mapping[int, float], *, damping: float, epsilon: float
                    k: int, boost: Mapping[int, float] | None = None) -> Statement:
     """FalkorDB: ``kgdb.pprStored`` over the stored projection from ``seeds`` (internal ids
     -> weight): the ``k`` best chunks (``boost`` as in :func:`udf_ppr`), rows ``chunk,
-    document, text, node, score, pagerank``. The projection's arrays are read only when the
-    UDF's JavaScript context does not keep them yet (``kgdb.pprKnown``). (The chunk is found
+    document, text, node, score, pagerank``. The projection's blocks are read only when the
+    UDF's JavaScript context does not keep the projection yet (``kgdb.pprKnown``), and then
+    only the blocks it does not keep (``kgdb.pprHasBlock``: after an incremental update, the
+    rewritten ones). (The chunk is found
     through ``WITH ... AS node``: matched on ``row.node`` directly, FalkorDB 4.16 scans every
     chunk per row.)"""
     p = Params()
     bn, bv = _boost(p, boost or {})
-    arrays = ", ".join(f"CASE WHEN known THEN null ELSE m.{a} END"
-                       for a in ("nodes", "offsets", "adj", "prob", "chunks"))
     return Statement(
         f"MATCH (m:{META_LABEL} {{key: {p.add('key', META_KEY)}}})\n"
         "WITH m, kgdb.pprKnown(m.projection) AS known\n"
-        f"UNWIND kgdb.pprStored(m.projection, {arrays}, {p.add('seeds', list(seeds))}, "
+        f"OPTIONAL MATCH (b:{BLOCK_LABEL}) WHERE NOT known AND NOT kgdb.pprHasBlock(b.version)\n"
+        "WITH m, known, collect(CASE WHEN b IS NULL THEN null ELSE [b.version, b.nodes, "
+        "b.kinds, b.offsets, b.adj, b.prob] END) AS fresh\n"
+        "UNWIND kgdb.pprStored(m.projection, CASE WHEN known THEN null ELSE m.versions END, "
+        f"fresh, {p.add('seeds', list(seeds))}, "
         f"{p.add('seed_weights', [float(w) for w in seeds.values()])}, "
         f"{p.add('damping', float(damping))}, {p.add('epsilon', float(epsilon))}, "
         f"{p.add('k', int(k))}, {bn}, {bv}) AS row\n"

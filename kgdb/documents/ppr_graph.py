@@ -20,11 +20,38 @@ phrases no chunk contains any more (with their synonym edges), (2) extracts the 
 have no sentence yet, and (3) computes synonym edges only for the phrases it created,
 against every phrase, from the stored vectors. Other phrases' synonym edges cannot change:
 their vectors did not. Other options than the stored ones, or ``full``, rebuild from
-scratch (a new synonym threshold recomputes only the synonyms). On FalkorDB the run ends by
-storing the projection that ``kgdb.ppr`` reads (edge arrays of internal node ids on the
-``KgdbMeta {key: 'ppr'}`` node; FalkorDB's UDF and the procedure of kgdb's Neo4j plugin):
-rebuild it after loading or deleting documents, as for the document layer. Neo4j without
-the plugin projects per question through GDS (kgdb/retrieve/ppr.py says why).
+scratch (a new synonym threshold recomputes only the synonyms). The run ends by writing
+the stored projection (below): rebuild after loading or deleting documents, as for the
+document layer. Neo4j without kgdb's plugin projects per question through GDS
+(kgdb/retrieve/ppr.py says why).
+
+**The stored projection** (what ``kgdb.ppr`` reads: FalkorDB's UDF, kgdb/procedures/kgdb.js,
+and the procedure of kgdb's Neo4j plugin) is the walk's directed edges (below) with their
+transition probabilities, in ``KgdbPprBlock {block}`` nodes of ``SLOTS`` (64) slots. A slot
+holds one chunk or phrase for as long as it exists: its internal id, its id and its kind
+(chunk, phrase, or phrase that is a document's title); a block holds its slots' out-edges
+as CSR arrays (``offsets``; ``adj``, the neighbours' slots; ``prob``) and a fresh
+``version`` per write. The ``KgdbMeta {key: 'ppr'}`` node lists the blocks' versions in
+order and has a fresh ``projection`` id per write; the readers keep the assembled graph per
+projection id and the blocks per version, so after an update they read only the rewritten
+blocks. A full write numbers the nodes by internal id (10x corpus: 512k edges, 757 blocks,
+10 s; the single-node arrays it replaced took 74 s, 65 of them a statement that counted
+each phrase's title edges once per edge). An incremental write (a run that extracted
+chunks or removed nodes, with the same title weight and synonym threshold) compares the
+slot table with the chunks and phrases there are now, by (kind, id): a node that is gone
+frees its slot; a new one takes a free slot or a new one at the end; one this run
+created again (a changed document's chunk, a phrase deleted and created again) or whose
+internal id changed keeps its slot. FalkorDB reuses deleted nodes' internal ids, so none
+of this goes by internal id alone. Then it recomputes the out-edges of the slots whose
+edges can have changed and rewrites their blocks (the blocks' other rows as they were):
+those nodes, their neighbours in the stored projection (every edge is
+stored both ways, so these are the nodes with an edge to a gone or stale one) and in the
+graph, and the chunks containing a phrase that became or stopped being a document's
+title. Nothing else can change: a chunk's links depend only on its text and title,
+synonym edges only on the phrases at their ends. The result equals a full write edge for
+edge (tests/live/test_ppr.py, both engines). A run that stops after changing the graph but
+before writing the projection leaves the meta node ``pending``, and the next run writes it
+whole.
 
 **Edge weights** (the projection, both engines: kgdb/cypher/pagerank.py): a phrase leads to
 the chunks containing it with weight 1, and to the chunks of the document it is the title
@@ -74,6 +101,8 @@ class GraphReport:
     synonyms: int = 0
     """Synonym edges written by this run."""
     projection_edges: int = 0
+    projection: dict[str, Any] = field(default_factory=dict)
+    """What writing the stored projection did (:class:`ProjectionReport`)."""
     seconds: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -88,6 +117,8 @@ def build_graph(store: GraphStore, embedder: Embedder, options: GraphOptions | N
     clock = _Clock(report)
     meta = store.run(cy.read_meta()).records()
     stored = json.loads(meta[0]["options"]) if meta and meta[0]["options"] else None
+    interrupted = bool(meta and meta[0]["pending"])  # a run stopped before its projection
+    store.run(cy.mark_pending(True))  # (no meta node yet: nothing stored to mark)
     if full or stored is None or {k: stored.get(k) for k in options.extraction()} != \
             options.extraction():
         report.mode = "full"
@@ -109,17 +140,19 @@ def build_graph(store: GraphStore, embedder: Embedder, options: GraphOptions | N
     # segment (the seed statement's searches: 280 -> 31 ms once the sentence and chunk
     # indexes had been rebuilt)
     _ensure_indexes(store, embedder, vectors=report.mode != "full")
-    created = _extract(store, embedder, options, report)
+    fresh = _extract(store, embedder, options, report)
     _ensure_indexes(store, embedder)
     clock.lap("extract")
     report.synonyms = _synonyms(store, embedder, options.synonym_threshold,
-                                None if resynonym or report.mode == "full" else created)
+                                None if resynonym or report.mode == "full"
+                                else sorted(fresh.phrases))
     clock.lap("synonyms")
     reweigh = stored is not None and stored.get("title_weight") != options.title_weight
     unchanged = report.mode == "incremental" and not (
         report.chunks or report.phrases_removed or report.sentences_removed or resynonym
         or reweigh)
-    if unchanged and meta and meta[0]["edges"] is not None:
+    if unchanged and not interrupted and meta and meta[0]["edges"] is not None:
+        store.run(cy.mark_pending(False))
         report.mode = "unchanged"  # the stored projection is still the graph's
         return report
     store.run(cy.write_meta(json.dumps({**asdict(options), "format": FORMAT}, sort_keys=True),
@@ -130,7 +163,11 @@ def build_graph(store: GraphStore, embedder: Embedder, options: GraphOptions | N
         if not udf.status(store).get("up_to_date"):  # kgdb.ppr runs the solver's PageRank
             udf.install(store)
     # FalkorDB's UDF and Neo4j's plugin procedure read it (GDS projects per question)
-    report.projection_edges = store_projection(store, options.title_weight)
+    projection = store_projection(
+        store, options.title_weight,
+        None if report.mode == "full" or resynonym or reweigh or interrupted else fresh)
+    report.projection_edges = projection.edges
+    report.projection = asdict(projection)
     clock.lap("projection")
     if unchanged:
         report.mode = "unchanged"
@@ -138,12 +175,12 @@ def build_graph(store: GraphStore, embedder: Embedder, options: GraphOptions | N
 
 
 class _Clock:
-    def __init__(self, report: GraphReport) -> None:
-        self.report, self.t = report, time.perf_counter()
+    def __init__(self, report: GraphReport | ProjectionReport) -> None:
+        self.seconds, self.t = report.seconds, time.perf_counter()
 
     def lap(self, name: str) -> None:
         now = time.perf_counter()
-        self.report.seconds[name] = round(now - self.t, 3)
+        self.seconds[name] = round(now - self.t, 3)
         self.t = now
 
 
@@ -180,12 +217,12 @@ def _ensure_indexes(store: GraphStore, embedder: Embedder, *, vectors: bool = Tr
 
 
 def _extract(store: GraphStore, embedder: Embedder, options: GraphOptions,
-             report: GraphReport) -> list[str]:
-    """Phrases and sentences of the chunks without sentences; returns the created phrase
-    ids."""
+             report: GraphReport) -> Fresh:
+    """Phrases and sentences of the chunks without sentences; returns those chunks' ids and
+    the created phrases' ids."""
     todo = store.run(cy.chunks_without_sentences()).records()
     if not todo:
-        return []
+        return Fresh()
     gazetteer = gazetteer_for(store, DocumentOptions(ignore_case=True)) \
         if options.gazetteer else None
     links: list[tuple[str, str, bool]] = []
@@ -219,7 +256,7 @@ def _extract(store: GraphStore, embedder: Embedder, options: GraphOptions,
         store.run(cy.create_sentences(d, [{**r, "embedding": list(map(float, v))}
                                           for r, v in zip(part, vectors, strict=True)]))
     report.sentences_created = len(rows)
-    return created
+    return Fresh({str(chunk["id"]) for chunk in todo}, set(created))
 
 
 def _synonyms(store: GraphStore, embedder: Embedder, threshold: float,
@@ -256,16 +293,291 @@ def _synonyms(store: GraphStore, embedder: Embedder, threshold: float,
     return len(items)
 
 
-def store_projection(store: GraphStore, title_weight: float = TITLE_WEIGHT) -> int:
-    """FalkorDB: write the CSR projection ``kgdb.ppr`` reads; returns its edge count (each
-    direction of an edge counts)."""
-    rows = store.run(cy.projection_edges(title_weight)).records()
-    edges = [(int(r["a"]), int(r["b"]), float(r["w"])) for r in rows if r["a"] is not None]
-    alone = [r for r in rows if r["a"] is None]
-    chunks = sorted(int(r["b"]) for r in alone if r["chunk"])
-    nodes, offsets, adj, prob = csr(edges, undirected=False, nodes=[int(r["b"]) for r in alone])
-    store.run(cy.store_projection(nodes, offsets, adj, prob, chunks))
-    return len(edges)
+SLOTS = 64
+"""Slots per block of the stored projection."""
+FREE, CHUNK, PHRASE, NAMED = 0, 1, 2, 3
+"""A slot's kind: free, a chunk, a phrase, a phrase that is a document's title."""
+WRITE_BATCH = 100_000
+"""About this many array items per statement that writes blocks."""
+
+
+@dataclass
+class ProjectionReport:
+    mode: str = ""
+    """``full`` or ``incremental``."""
+    blocks: int = 0
+    """Blocks written (of ``total``)."""
+    total: int = 0
+    rows: int = 0
+    """Nodes whose edges were computed."""
+    edges: int = 0
+    """Directed edges of the whole projection."""
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Fresh:
+    """What a run of :func:`build_graph` created: the chunks it extracted and the phrases it
+    created. Their nodes are new even where the (kind, id) was stored before: a changed
+    document's chunks keep their ids, and FalkorDB reuses deleted nodes' internal ids."""
+    chunks: set[str] = field(default_factory=set)
+    phrases: set[str] = field(default_factory=set)
+
+    def has(self, key: tuple[bool, str]) -> bool:
+        return key[1] in (self.chunks if key[0] else self.phrases)
+
+
+@dataclass
+class _Slots:
+    """The slot table: per slot the node's internal id (-1: free), id and kind; and per
+    block its edge count as stored."""
+    nodes: list[int]
+    keys: list[str]
+    kinds: list[int]
+    edges: dict[int, int] = field(default_factory=dict)
+
+    def place(self, node: int, key: tuple[bool, str], at: int | None = None) -> int:
+        if at is None:
+            at = len(self.nodes)
+            self.nodes.append(-1)
+            self.keys.append("")
+            self.kinds.append(FREE)
+        self.nodes[at], self.keys[at] = node, key[1]
+        self.kinds[at] = CHUNK if key[0] else PHRASE
+        return at
+
+
+def store_projection(store: GraphStore, title_weight: float = TITLE_WEIGHT,
+                     fresh: Fresh | None = None) -> ProjectionReport:
+    """Write the stored projection ``kgdb.ppr`` reads (the module docstring: "The stored
+    projection"): with ``fresh`` (what this run created) and a projection of this layout
+    stored, only the blocks holding a node whose edges a change could reach; else every
+    block."""
+    report = ProjectionReport()
+    clock = _Clock(report)
+    current = {(bool(r["chunk"]), str(r["id"])): int(r["node"])
+               for r in store.run(cy.projection_nodes()).records()}
+    slots = _read_slots(store) if fresh is not None else None
+    if slots is None:
+        report.mode = "full"
+        slots = _fresh_slots(current)
+        sources = None
+    else:
+        report.mode = "incremental"
+        sources = _affected(store, slots, current, fresh or Fresh())
+    clock.lap("diff")
+    total = (len(slots.nodes) + SLOTS - 1) // SLOTS
+    todo = range(total) if sources is None else sorted({s // SLOTS for s in sources})
+    ids = None if sources is None else [slots.nodes[s] for s in sorted(sources)
+                                        if slots.nodes[s] >= 0]
+    out = _rows(store, slots, ids, title_weight)
+    report.rows = len(out)
+    if sources is not None:  # the other rows of the blocks rewritten: as stored
+        for r in store.run(cy.read_blocks(todo)).records():
+            first, offsets = int(r["block"]) * SLOTS, r["offsets"]
+            for j in range(len(r["nodes"])):
+                if first + j not in sources and slots.nodes[first + j] >= 0:
+                    a, b = offsets[j], offsets[j + 1]
+                    out[first + j] = (np.asarray(r["adj"][a:b], dtype=np.int64),
+                                      np.asarray(r["prob"][a:b], dtype=np.float64))
+    clock.lap("edges")
+    if sources is None:
+        store.run(cy.delete_blocks(0))
+    batch: list[dict[str, Any]] = []
+    size = 0
+    for block in todo:
+        batch.append(_block(slots, out, block))
+        slots.edges[block] = len(batch[-1]["adj"])
+        size += 2 * len(batch[-1]["adj"]) + 4 * SLOTS
+        if size > WRITE_BATCH:
+            store.run(cy.write_blocks(batch))
+            batch, size = [], 0
+    if batch:
+        store.run(cy.write_blocks(batch))
+    store.run(cy.delete_blocks(total))
+    report.blocks, report.total = len(todo), total
+    report.edges = sum(slots.edges.get(b, 0) for b in range(total))
+    store.run(cy.store_projection(total, report.edges))
+    clock.lap("write")
+    return report
+
+
+def _fresh_slots(current: dict[tuple[bool, str], int]) -> _Slots:
+    """A new slot table: the nodes in internal id order."""
+    slots = _Slots([], [], [])
+    for key in sorted(current, key=lambda key: current[key]):
+        slots.place(current[key], key)
+    return slots
+
+
+def _read_slots(store: GraphStore) -> _Slots | None:
+    """The stored slot table (None: no projection of this layout is stored)."""
+    meta = store.run(cy.read_meta()).records()
+    if not meta or meta[0]["edges"] is None or meta[0]["blocks"] is None:
+        return None
+    blocks = store.run(cy.read_block_slots()).records()
+    if [int(r["block"]) for r in blocks] != list(range(int(meta[0]["blocks"]))):
+        return None
+    slots = _Slots([], [], [])
+    for r in blocks:
+        slots.nodes += [int(n) for n in r["nodes"]]
+        slots.keys += [str(k) for k in r["keys"]]
+        slots.kinds += [int(k) for k in r["kinds"]]
+        slots.edges[int(r["block"])] = int(r["edges"])
+    return slots
+
+
+def _affected(store: GraphStore, slots: _Slots, current: dict[tuple[bool, str], int],
+              fresh: Fresh) -> set[int]:
+    """Update the slot table to the ``current`` nodes and return the slots whose edges may
+    have changed: the slots of nodes that are gone, new, or recreated (``fresh``, or another
+    internal id), their neighbours in the stored projection and in the graph (every edge
+    is stored both ways), and the chunks containing a phrase that became or stopped being a
+    document's title (a chunk's edge to it is weighted by that)."""
+    stored = {(k == CHUNK, key): s for s, (key, k) in enumerate(zip(slots.keys, slots.kinds,
+                                                                      strict=True)) if k}
+    stale = sorted(s for key, s in stored.items()
+                   if key not in current or current[key] != slots.nodes[s] or fresh.has(key))
+    was_named = {s for s in range(len(slots.kinds)) if slots.kinds[s] == NAMED}
+    affected = set(stale)
+    for r in store.run(cy.read_blocks(sorted({s // SLOTS for s in stale}))).records():
+        first = int(r["block"]) * SLOTS
+        offsets = r["offsets"]
+        for s in stale:
+            if first <= s < first + SLOTS:
+                j = s - first
+                affected.update(int(v) for v in r["adj"][offsets[j]:offsets[j + 1]])
+    free = []
+    for key, s in stored.items():
+        if key not in current:
+            slots.nodes[s], slots.keys[s], slots.kinds[s] = -1, "", FREE
+            free.append(s)
+    free.sort(reverse=True)
+    renewed = []
+    for key, node in current.items():
+        was = stored.get(key)
+        if was is None:
+            slots.place(node, key, free.pop() if free else None)
+        elif was in stale:
+            slots.place(node, key, was)
+        else:
+            continue
+        renewed.append(node)
+    by_node = {n: s for s, n in enumerate(slots.nodes) if n >= 0}
+    affected.update(by_node[n] for n in renewed)
+    for part in _batches(renewed, 2000):
+        for r in store.run(cy.projection_links(part)).records():
+            affected.update((by_node[int(r["a"])], by_node[int(r["b"])]))
+    phrases = [slots.nodes[s] for s in affected if slots.kinds[s] not in (FREE, CHUNK)]
+    named = set()
+    for part in _batches(phrases, 5000):
+        named |= {by_node[int(r["node"])] for r in store.run(cy.named_phrases(part)).records()}
+    flipped = [slots.nodes[s] for s in affected if slots.kinds[s] not in (FREE, CHUNK) and
+               s not in stale and (s in named) != (s in was_named)]
+    for part in _batches(flipped, 2000):
+        affected.update(by_node[int(r["b"])] for r in
+                        store.run(cy.projection_links(part)).records() if r["score"] is None)
+    return affected
+
+
+def _rows(store: GraphStore, slots: _Slots, nodes: Sequence[int] | None,
+          title_weight: float) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """The out-edges of ``nodes`` (internal ids; None: all) by slot: (neighbour slots in
+    ascending order, transition probabilities); the edge weights of the module docstring's
+    "Edge weights". Sets each phrase's slot kind (NAMED or PHRASE)."""
+    by_node = {n: s for s, n in enumerate(slots.nodes) if n >= 0}
+    links: dict[int, tuple[int, int, bool]] = {}  # by relationship (parallel edges add up)
+    syns: dict[int, tuple[int, int, float]] = {}
+    for part in ([None] if nodes is None else _batches(list(nodes), 2000)):
+        for r in store.run(cy.projection_links(part)).records():
+            a, b = by_node[int(r["a"])], by_node[int(r["b"])]
+            if r["score"] is None:
+                links[int(r["rel"])] = (a, b, bool(r["title"]))
+            else:
+                syns[int(r["rel"])] = (a, b, float(r["score"]))
+    link, syn = list(links.values()), list(syns.values())
+    ends = None if nodes is None else \
+        list({*(slots.nodes[p] for p, _, _ in link), *nodes})
+    named = np.zeros(len(slots.nodes), dtype=bool)
+    for part in ([None] if ends is None else _batches(ends, 5000)):
+        for r in store.run(cy.named_phrases(part)).records():
+            named[by_node[int(r["node"])]] = True
+    lp = np.fromiter((p for p, _, _ in link), dtype=np.int64, count=len(link))
+    lc = np.fromiter((c for _, c, _ in link), dtype=np.int64, count=len(link))
+    lt = np.fromiter((t for _, _, t in link), dtype=bool, count=len(link))
+    sa = np.fromiter((a for a, _, _ in syn), dtype=np.int64, count=len(syn))
+    sb = np.fromiter((b for _, b, _ in syn), dtype=np.int64, count=len(syn))
+    sw = np.fromiter((w for _, _, w in syn), dtype=np.float64, count=len(syn))
+    tw = float(title_weight)
+    src = np.concatenate([lp, lc, sa, sb])
+    dst = np.concatenate([lc, lp, sb, sa])
+    weight = np.concatenate([np.where(lt, tw, 1.0), np.where(named[lp] & ~lt, tw, 1.0), sw, sw])
+    wanted = np.arange(len(slots.nodes)) if nodes is None else \
+        np.asarray(sorted(by_node[n] for n in nodes), dtype=np.int64)
+    keep = np.isin(src, wanted)
+    src, dst, weight = src[keep], dst[keep], weight[keep]
+    for s in wanted:
+        if slots.kinds[s] != CHUNK:
+            slots.kinds[s] = NAMED if named[s] else PHRASE
+    order = np.lexsort((dst, src))
+    src, dst, weight = src[order], dst[order], weight[order]
+    if len(src):  # parallel edges add up
+        first = np.concatenate([[True], (src[1:] != src[:-1]) | (dst[1:] != dst[:-1])])
+        groups = np.cumsum(first) - 1
+        weight = np.bincount(groups, weights=weight)
+        src, dst = src[first], dst[first]
+    total = np.bincount(src, weights=weight, minlength=len(slots.nodes))
+    prob = weight / total[src]
+    cuts = np.searchsorted(src, wanted, side="left"), np.searchsorted(src, wanted, side="right")
+    return {int(s): (dst[a:b], prob[a:b]) for s, a, b in zip(wanted, *cuts, strict=True)}
+
+
+def _block(slots: _Slots, rows: dict[int, tuple[np.ndarray, np.ndarray]],
+           block: int) -> dict[str, Any]:
+    """One block's properties (its free slots and the nodes without edges have none)."""
+    first = block * SLOTS
+    end = min(first + SLOTS, len(slots.nodes))
+    empty = (np.zeros(0, dtype=np.int64), np.zeros(0))
+    parts = [rows.get(s, empty) for s in range(first, end)]
+    offsets = np.concatenate([[0], np.cumsum([len(a) for a, _ in parts])]).astype(int)
+    return {"block": block, "nodes": slots.nodes[first:end], "keys": slots.keys[first:end],
+            "kinds": slots.kinds[first:end], "offsets": offsets.tolist(),
+            "adj": np.concatenate([a for a, _ in parts]).astype(int).tolist() if parts else [],
+            "prob": np.concatenate([p for _, p in parts]).tolist() if parts else []}
+
+
+Edge = tuple[bool, str, bool, str, float]
+"""(source is a chunk, source id, target is a chunk, target id, transition probability)."""
+
+
+def fresh_projection(store: GraphStore, title_weight: float = TITLE_WEIGHT) -> set[Edge]:
+    """The projection a full write would store now, as :func:`stored_projection` gives it
+    (nothing is written)."""
+    current = {(bool(r["chunk"]), str(r["id"])): int(r["node"])
+               for r in store.run(cy.projection_nodes()).records()}
+    slots = _fresh_slots(current)
+    rows = _rows(store, slots, None, title_weight)
+    return {(slots.kinds[u] == CHUNK, slots.keys[u], slots.kinds[int(v)] == CHUNK,
+             slots.keys[int(v)], float(p)) for u, (adj, prob) in rows.items()
+            for v, p in zip(adj, prob, strict=True)}
+
+
+def stored_projection(store: GraphStore) -> set[Edge]:
+    """The stored projection as (source is a chunk, source id, target is a chunk, target id,
+    transition probability): how it is compared with a fresh build's (tests)."""
+    rows = store.run(cy.read_blocks()).records()
+    kinds = [int(k) for r in rows for k in r["kinds"]]
+    keys = [str(k) for r in rows for k in r["keys"]]
+    out = set()
+    for r in rows:
+        first = int(r["block"]) * SLOTS
+        offsets = r["offsets"]
+        for j in range(len(r["nodes"])):
+            for e in range(offsets[j], offsets[j + 1]):
+                v = int(r["adj"][e])
+                out.add((kinds[first + j] == CHUNK, keys[first + j], kinds[v] == CHUNK,
+                         keys[v], float(r["prob"][e])))
+    return out
 
 
 def _numeric(phrase: str) -> bool:

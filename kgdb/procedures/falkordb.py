@@ -23,7 +23,7 @@ from kgdb.errors import KgdbError, StatementError
 from kgdb.statement import EngineCommand
 
 LIBRARY = "kgdb"
-FUNCTIONS = ("version", "topk", "rrf", "ppr", "pprKnown", "pprStored")
+FUNCTIONS = ("version", "topk", "rrf", "ppr", "pprKnown", "pprHasBlock", "pprStored")
 
 
 class UdfError(KgdbError):

@@ -166,17 +166,6 @@ falkor.register("rrf", rrf);
 // node ascending, at most k. `score` is the PageRank, or, when `boostNodes` is not empty,
 // the PageRank divided by the best target's plus the node's entry of `boostValues` (the
 // solver's fused ranking, kgdb/retrieve/ppr.py; boosted targets are rows even at PageRank 0).
-function findNode(nodes, id) {
-  let lo = 0, hi = nodes.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    const x = nodes[mid];
-    if (x === id) return mid;
-    if (x < id) lo = mid + 1; else hi = mid - 1;
-  }
-  return -1;
-}
-
 // The graph checked once and kept as typed arrays (what kgdb.pprStored caches).
 function pprGraph(nodes, offsets, adj, prob) {
   if (!Array.isArray(nodes) || !Array.isArray(offsets) || !Array.isArray(adj) || !Array.isArray(prob)) {
@@ -188,10 +177,24 @@ function pprGraph(nodes, offsets, adj, prob) {
   }
   const g = { nodes: nodes, offsets: Int32Array.from(offsets), adj: Int32Array.from(adj),
               prob: Float64Array.from(prob), targets: null };
+  return indexed(g);
+}
+
+// Checks the positions and maps each node id to its position (g.index; a stored projection's
+// free slots, id -1, are left out).
+function indexed(g) {
+  const n = g.nodes.length, adj = g.adj;
   for (let e = 0; e < adj.length; e++) {
     if (!(adj[e] >= 0 && adj[e] < n)) throw new Error("kgdb: adj holds a position outside the nodes");
   }
+  g.index = new Map();
+  for (let i = 0; i < n; i++) if (g.nodes[i] !== -1) g.index.set(g.nodes[i], i);
   return g;
+}
+
+function position(g, id) {
+  const at = g.index.get(id);
+  return at === undefined ? -1 : at;
 }
 
 function pprRun(g, seeds, seedWeights, damping, epsilon, targets, k, boostNodes, boostValues) {
@@ -223,7 +226,7 @@ function pprRun(g, seeds, seedWeights, damping, epsilon, targets, k, boostNodes,
     total += w;
   }
   for (let i = 0; i < seeds.length; i++) {
-    const at = findNode(nodes, seeds[i]);
+    const at = position(g, seeds[i]);
     if (at < 0) throw new Error("kgdb: seed " + seeds[i] + " is not a node of the graph");
     if (total > 0) residual[at] += seedWeights[i] / total;
   }
@@ -233,7 +236,7 @@ function pprRun(g, seeds, seedWeights, damping, epsilon, targets, k, boostNodes,
   // in FalkorDB's JavaScript, the push itself a few.
   const touched = [];
   const start = [];
-  for (let i = 0; i < seeds.length; i++) start.push(findNode(nodes, seeds[i]));
+  for (let i = 0; i < seeds.length; i++) start.push(position(g, seeds[i]));
   start.sort((a, b) => a - b);  // ascending, as a scan of every node would queue them
   for (const at of start) {
     if (queued[at] === 0 && residual[at] > limit(at)) { queue.push(at); queued[at] = 1; }
@@ -269,7 +272,7 @@ function pprRun(g, seeds, seedWeights, damping, epsilon, targets, k, boostNodes,
     const isTarget = targets === null ? null : g.isTarget;
     for (const at of touched) if (isTarget === null || isTarget[at] === 1) row(nodes[at], score[at]);
     for (const id of boost.keys()) {  // boosted targets are rows even at PageRank 0
-      const at = findNode(nodes, id);
+      const at = position(g, id);
       if (at >= 0 && (isTarget === null || isTarget[at] === 1) && score[at] === 0) row(id, 0);
     }
   } else {
@@ -277,7 +280,7 @@ function pprRun(g, seeds, seedWeights, damping, epsilon, targets, k, boostNodes,
     for (const id of targets) {
       if (seen.has(id)) continue;
       seen.add(id);
-      const at = findNode(nodes, id);
+      const at = position(g, id);
       const pr = at >= 0 ? score[at] : 0;
       if (pr > 0 || boost.has(id)) row(id, pr);
     }
@@ -298,38 +301,91 @@ function ppr(nodes, offsets, adj, prob, seeds, seedWeights, damping, epsilon, ta
                 targets, k, boostNodes, boostValues);
 }
 
-// The stored projection (kgdb index ppr writes it with a fresh `projection` id) kept in this
-// JavaScript context: kgdb.pprKnown(id) says whether it is, and kgdb.pprStored takes the
-// arrays as null when it is (Cypher then does not read them: passing the 130k items of
-// MuSiQue-100's projection into JavaScript cost 1.7 ms per question). The targets are the
-// stored chunks. A few projections are kept (graphs of one server).
+// The stored projection (kgdb/documents/ppr_graph.py: "The stored projection"): blocks of
+// 64 slots, each {nodes (internal ids, -1 for a free slot), kinds (1 a chunk: the targets),
+// offsets, adj (neighbour slots, global), prob}, kept in this JavaScript context by block
+// version; a projection (its id on the meta node, a fresh one per write) is the blocks of
+// its `versions` in order, concatenated. kgdb.pprKnown(id) says whether a projection is kept
+// and kgdb.pprHasBlock(version) whether a block is, so that Cypher passes nulls instead of
+// the arrays (passing the 130k items of MuSiQue-100's projection into JavaScript cost 1.7
+// ms per question) and, after an incremental update, only the rewritten blocks. A few
+// projections are kept (graphs of one server), and the blocks they use.
 const PROJECTIONS = new Map();
+const BLOCKS = new Map();
 function pprKnown(projection) {
   return PROJECTIONS.has(projection);
 }
 
-function pprStored(projection, nodes, offsets, adj, prob, chunks, seeds, seedWeights, damping,
-                   epsilon, k, boostNodes, boostValues) {
+function pprHasBlock(version) {
+  return BLOCKS.has(version);
+}
+
+function keepBlock(b) {
+  if (!Array.isArray(b) || b.length !== 6 || typeof b[0] !== "string") {
+    throw new Error("kgdb: a block is [version, nodes, kinds, offsets, adj, prob]");
+  }
+  const [version, nodes, kinds, offsets, adj, prob] = b;
+  for (const [name, list] of [["nodes", nodes], ["kinds", kinds], ["offsets", offsets], ["adj", adj], ["prob", prob]]) {
+    checkList(name, list);
+  }
+  const n = nodes.length;
+  if (kinds.length !== n || offsets.length !== n + 1 || offsets[0] !== 0 || offsets[n] !== adj.length ||
+      adj.length !== prob.length) {
+    throw new Error("kgdb: block " + version + " does not describe its nodes' edges");
+  }
+  BLOCKS.set(version, { nodes: nodes, kinds: Uint8Array.from(kinds), offsets: Int32Array.from(offsets),
+                        adj: Int32Array.from(adj), prob: Float64Array.from(prob) });
+}
+
+function assemble(versions) {
+  let n = 0, m = 0;
+  const parts = versions.map((v) => {
+    const b = BLOCKS.get(v);
+    if (b === undefined) throw new Error("kgdb: block " + v + " of the projection is not kept here: pass it");
+    n += b.nodes.length;
+    m += b.adj.length;
+    return b;
+  });
+  const nodes = new Array(n), offsets = new Int32Array(n + 1), adj = new Int32Array(m);
+  const prob = new Float64Array(m), isTarget = new Uint8Array(n);
+  let i = 0, e = 0;
+  for (const b of parts) {
+    for (let j = 0; j < b.nodes.length; j++, i++) {
+      nodes[i] = b.nodes[j];
+      isTarget[i] = b.kinds[j] === 1 ? 1 : 0;
+      offsets[i] = e + b.offsets[j];
+    }
+    adj.set(b.adj, e);
+    prob.set(b.prob, e);
+    e += b.adj.length;
+  }
+  offsets[n] = e;
+  return indexed({ nodes: nodes, offsets: offsets, adj: adj, prob: prob, targets: [], isTarget: isTarget });
+}
+
+function pprStored(projection, versions, fresh, seeds, seedWeights, damping, epsilon, k,
+                   boostNodes, boostValues) {
   if (typeof projection !== "string") throw new Error("kgdb: the projection id must be a string");
   let g = PROJECTIONS.get(projection);
-  if (nodes !== null) {
-    g = pprGraph(nodes, offsets, adj, prob);
-    if (!Array.isArray(chunks)) throw new Error("kgdb: chunks must be a list");
-    g.targets = chunks;
-    g.isTarget = new Uint8Array(g.nodes.length);
-    for (const id of chunks) {
-      const at = findNode(g.nodes, id);
-      if (at >= 0) g.isTarget[at] = 1;
-    }
+  if (versions !== null) {
+    checkList("versions", versions);
+    checkList("fresh", fresh);
+    for (const b of fresh) keepBlock(b);
+    g = assemble(versions);
+    g.versions = versions;
     if (PROJECTIONS.size >= 4) PROJECTIONS.delete(PROJECTIONS.keys().next().value);
     PROJECTIONS.set(projection, g);
+    const used = new Set();
+    for (const p of PROJECTIONS.values()) for (const v of p.versions) used.add(v);
+    for (const v of Array.from(BLOCKS.keys())) if (!used.has(v)) BLOCKS.delete(v);
   } else if (g === undefined) {
-    throw new Error("kgdb: projection " + projection + " is not kept here: pass its arrays");
+    throw new Error("kgdb: projection " + projection + " is not kept here: pass its blocks");
   }
   return pprRun(g, seeds, seedWeights, damping, epsilon, g.targets, k, boostNodes, boostValues);
 }
 
 falkor.register("ppr", ppr);
 falkor.register("pprKnown", pprKnown);
+falkor.register("pprHasBlock", pprHasBlock);
 falkor.register("pprStored", pprStored);
 // ---- end of the personalized PageRank section ----------------------------------------

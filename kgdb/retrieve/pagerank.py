@@ -14,7 +14,8 @@ within 1e-9. kgdb's UDF and plugin procedure push residuals (forward push) until
 holds less than epsilon times its degree.
 
 * FalkorDB (no personalized PageRank of its own): ``kgdb.pprStored`` / ``kgdb.ppr`` in kgdb's
-  UDF library (kgdb/procedures/kgdb.js) over the stored projection's arrays.
+  UDF library (kgdb/procedures/kgdb.js) over the stored projection (blocks of CSR arrays:
+  kgdb/documents/ppr_graph.py, "The stored projection").
 * Neo4j with kgdb's plugin: the ``kgdb.ppr`` procedure (neo4j-plugin/.../Ppr.java) over the
   same stored projection; without it ``gds.pageRank.stream`` over a per-question projection
   with a seed hub (kgdb/retrieve/ppr.py says why).

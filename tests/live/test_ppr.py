@@ -17,7 +17,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kgdb.cypher import pagerank as cy
-from kgdb.documents.ppr_graph import build_graph, csr, store_projection
+from kgdb.documents.ppr_graph import (
+    build_graph,
+    csr,
+    fresh_projection,
+    store_projection,
+    stored_projection,
+)
 from kgdb.link.ppr_options import GraphOptions
 from kgdb.procedures import falkordb as udf
 from kgdb.retrieve.pagerank import reference
@@ -78,12 +84,23 @@ def test_udf_refuses_bad_input(library: Any) -> None:
         with pytest.raises(StatementError, match=message):
             library.run("RETURN kgdb.ppr($a, $b, $c, $d, $e, $f, $g, $h, $i, $j, $k, $l) "
                         "AS v", params)
-    with pytest.raises(StatementError, match="is not kept here"):  # arrays null, not cached
-        library.run("RETURN kgdb.pprStored('never-written', null, null, null, null, null, "
-                    "[], [], 0.5, 1e-9, 5, [], []) AS v")
-    stored = library.run("RETURN kgdb.pprStored('p1', [7, 9], [0, 1, 2], [1, 0], [1.0, 1.0], "
-                         "[9], [7], [1.0], 0.5, 1e-12, 5, [], []) AS v").value(0)
+    with pytest.raises(StatementError, match="is not kept here"):  # blocks null, not cached
+        library.run("RETURN kgdb.pprStored('never-written', null, [], [], [], 0.5, 1e-9, 5, "
+                    "[], []) AS v")
+    # blocks [version, nodes (-1: a free slot), kinds (1: a chunk), offsets, adj, prob]
+    block = "['b1', [7, -1, 9], [2, 0, 1], [0, 1, 1, 2], [2, 0], [1.0, 1.0]]"
+    stored = library.run(f"RETURN kgdb.pprStored('p1', ['b1'], [{block}], [7], [1.0], 0.5, "
+                         "1e-12, 5, [], []) AS v").value(0)
     assert [r["node"] for r in stored] == [9] and stored[0]["score"] == pytest.approx(1 / 3)
+    with pytest.raises(StatementError, match="not kept here: pass it"):  # b1 kept, b2 not
+        library.run("RETURN kgdb.pprStored('p2', ['b1', 'b2'], [], [7], [1.0], 0.5, 1e-9, 5, "
+                    "[], []) AS v")
+    with pytest.raises(StatementError, match="does not describe"):
+        library.run("RETURN kgdb.pprStored('p3', ['b3'], [['b3', [7], [2], [0, 2], [0], "
+                    "[1.0]]], [7], [1.0], 0.5, 1e-9, 5, [], []) AS v")
+    with pytest.raises(StatementError, match="outside"):
+        library.run("RETURN kgdb.pprStored('p4', ['b4'], [['b4', [7], [2], [0, 1], [3], "
+                    "[1.0]]], [7], [1.0], 0.5, 1e-9, 5, [], []) AS v")
 
 
 def _write_graph(store: Any, edges: list[tuple[int, int, float]], chunks: int,
@@ -292,6 +309,111 @@ def test_update_and_delete_equal_a_fresh_build(store: Any, embedder: Any,
     assert _state(store) == incremental
     assert any(b == "snow#0000#000" and a == "nashville" for a, b, _ in incremental[0])
     assert not any(a == "publix" for a, _, _ in incremental[0])
+
+
+def _same_projection(store: Any, title_weight: float) -> None:
+    """The stored projection equals a full write's, edge for edge by chunk and phrase id,
+    probabilities within 1e-12."""
+    stored = {e[:4]: e[4] for e in stored_projection(store)}
+    fresh = {e[:4]: e[4] for e in fresh_projection(store, title_weight)}
+    assert stored.keys() == fresh.keys()
+    assert all(abs(stored[k] - fresh[k]) <= 1e-12 for k in fresh)
+
+
+QUESTION = "Which state borders the east of the state where Hank Snow died?"
+
+
+def _passages(store: Any, embedder: Any) -> list[tuple[str, float]]:
+    evidence = PprSolver().retrieve(store, embedder, QUESTION,
+                                    PprOptions(seed_passages=4, sentences=2, epsilon=1e-10))
+    return [(p.id, p.score or 0.0) for p in evidence.passages]
+
+
+def test_projection_update_equals_a_full_write(store: Any, embedder: Any,
+                                               tmp_path: Path) -> None:
+    """After each incremental run (a new document whose title is an existing phrase, an
+    update with a delete, the title's document deleted, a delete and then an insert that may
+    take the deleted nodes' internal ids) only some blocks are rewritten and the stored
+    projection equals a full write's; PageRank ranks alike over both; and a full rebuild of
+    the graph stores the same projection."""
+    from kgdb.documents.pipeline import delete_documents
+
+    if store.dialect.NAME == "falkordb":
+        udf.install(store)
+    options = GraphOptions(synonym_threshold=0.75, title_weight=5.0)
+    _load(store, embedder, tmp_path, CORPUS)
+    assert build_graph(store, embedder, options).projection["mode"] == "full"
+    _same_projection(store, 5.0)
+    song = {"id": "song", "title": "Hello Love",
+            "text": "Hello Love is a song recorded by Hank Snow in 1974."}
+    steps: list[tuple[list[dict[str, str]], list[str]]] = [
+        ([*CORPUS, song], []),  # "hello love", a phrase of Hank Snow's chunk, becomes a title
+        ([dict(CORPUS[0], text="Hank Snow was a Canadian singer who moved to Nashville, "
+                               "Tennessee. He recorded \"Hello Love\" in 1950."),
+          *CORPUS[1:], song], ["publix"]),
+        ([], ["song"]),  # and stops being one
+        ([], ["other"]),
+        ([{"id": "pie", "title": "Cherry Pie", "text": "A cherry pie is a pie baked in "
+                                                        "Michigan and served in Tennessee."}],
+         []),
+    ]
+    def nodes() -> set[int]:
+        return {int(r["node"]) for r in store.run(cy.projection_nodes()).records()}
+
+    last = seen = nodes()
+    reused = False
+    for records, deletions in steps:
+        if records:
+            _load(store, embedder, tmp_path, records)
+        if deletions:
+            delete_documents(store, deletions)
+        report = build_graph(store, embedder, options)
+        assert report.mode == "incremental"
+        assert report.projection["mode"] == "incremental"
+        assert 0 < report.projection["blocks"] <= report.projection["total"]
+        _same_projection(store, 5.0)
+        snow = {b: p for _, a, _, b, p in stored_projection(store) if a == "snow#0000#000"}
+        assert snow["hello love"] == pytest.approx(  # 5: another document's title
+            (5.0 if song in records else 1.0) * snow["hank snow"])
+        now = nodes()  # a chunk or phrase with a deleted one's internal id
+        reused |= bool((now - last) & seen)
+        last, seen = now, seen | now
+        incremental = _passages(store, embedder)
+        store_projection(store, 5.0)  # a full write
+        full = _passages(store, embedder)
+        assert [c for c, _ in incremental] == [c for c, _ in full]
+        assert all(math.isclose(a, b, rel_tol=1e-6) for (_, a), (_, b) in
+                   zip(incremental, full, strict=True))
+    if store.dialect.NAME == "falkordb":
+        assert reused
+    kept = stored_projection(store)
+    build_graph(store, embedder, options, full=True)
+    assert {e[:4] for e in stored_projection(store)} == {e[:4] for e in kept}
+
+
+def test_an_interrupted_update_rewrites_the_projection(store: Any, embedder: Any,
+                                                       tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that extracted a new document's chunk but stopped before writing the projection
+    leaves it pending: the next run extracts nothing, and writes the projection whole."""
+    from kgdb.documents import ppr_graph
+
+    _load(store, embedder, tmp_path, CORPUS[:2])
+    build_graph(store, embedder)
+    _load(store, embedder, tmp_path, CORPUS[:3])
+
+    def stop(*_: Any, **__: Any) -> None:
+        raise RuntimeError("stopped")
+
+    monkeypatch.setattr(ppr_graph, "store_projection", stop)
+    with pytest.raises(RuntimeError, match="stopped"):
+        build_graph(store, embedder)
+    monkeypatch.undo()
+    report = build_graph(store, embedder)
+    assert report.chunks == 0 and report.projection["mode"] == "full"
+    _same_projection(store, GraphOptions().title_weight)
+    assert any(a == "publix" for _, a, _, _, _ in stored_projection(store))
+    assert build_graph(store, embedder).mode == "unchanged"
 
 
 def test_solver_ranks_passages_with_evidence(store: Any, embedder: Any,

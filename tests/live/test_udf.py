@@ -79,7 +79,8 @@ def test_rrf_equals_python(library: Any, rankings: list[list[Any]], k: int) -> N
 def test_status_install_change_and_drop(library: Any) -> None:
     report = udf.status(library)
     assert report["up_to_date"] and report["installed"] == [
-        "kgdb.version", "kgdb.topk", "kgdb.rrf", "kgdb.ppr", "kgdb.pprKnown", "kgdb.pprStored"]
+        "kgdb.version", "kgdb.topk", "kgdb.rrf", "kgdb.ppr", "kgdb.pprKnown", "kgdb.pprHasBlock",
+        "kgdb.pprStored"]
     udf.load(library, udf.script().replace("kgdb-udf/3", "kgdb-udf/0"))
     assert udf.status(library)["changed"] == ["kgdb"]
     assert library.run("RETURN kgdb.version() AS v").value(0) == "kgdb-udf/0"

@@ -22,10 +22,13 @@ import org.neo4j.procedure.Procedure;
  * <pre>r = (1 - d) s + d P^T r,  s the seed weights normalised to sum 1,
  * P[u][v] = w(u, v) / (u's outgoing weight); a dangling node passes nothing on.</pre>
  *
- * <p>The graph is the CSR projection {@code kgdb index ppr} stores on the {@code KgdbMeta {key:
- * 'ppr'}} node ({@code nodes} ascending internal ids, {@code offsets}, {@code adj} neighbour
- * positions, {@code prob} transition probabilities, {@code chunks} the targets), read once per
- * write (keyed by the node's {@code projection}, a fresh id per write) and kept in memory. Forward push
+ * <p>The graph is the projection {@code kgdb index ppr} stores in {@code KgdbPprBlock} nodes
+ * (kgdb/documents/ppr_graph.py: "The stored projection": per block of 64 slots the nodes'
+ * internal ids, their kinds (1: a chunk, the targets), CSR offsets, neighbour slots and
+ * transition probabilities), listed by version on the {@code KgdbMeta {key: 'ppr'}} node.
+ * It is assembled once per write (keyed by the meta node's {@code projection}, a fresh id per
+ * write) and kept in memory, with the blocks by version, so that after an incremental update
+ * only the rewritten blocks are read. Forward push
  * (Andersen-Chung-Lang) in first-in first-out order: a node's residual above epsilon times its
  * degree is settled, (1 - d) of it kept as score and d spread along its edges.
  *
@@ -51,15 +54,22 @@ public class Ppr {
         }
     }
 
-    /** One stored projection, read from the meta node. */
+    /** One stored projection, assembled from its blocks: node ids by position (-1 a free slot),
+     * CSR arrays, the chunks' positions, and the id -> position index. */
     record Graph(String element, Object built, long[] nodes, int[] offsets, int[] adj,
-                 double[] prob, long[] chunks) {
+                 double[] prob, long[] chunks, Map<Long, Integer> index) {
         int find(long id) {
-            return java.util.Arrays.binarySearch(nodes, id);
+            Integer at = index.get(id);
+            return at == null ? -1 : at;
         }
     }
 
+    /** One block of the stored projection (kgdb/documents/ppr_graph.py: "The stored projection"). */
+    record Block(long[] nodes, long[] kinds, int[] offsets, int[] adj, double[] prob) {}
+
     private static volatile Graph cached;
+    /** Blocks by version: after an incremental update only the rewritten blocks are read. */
+    private static final Map<String, Block> BLOCKS = new java.util.concurrent.ConcurrentHashMap<>();
 
     @Procedure(name = "kgdb.ppr", mode = Mode.READ)
     @Description("kgdb.ppr(seeds, weights, damping, epsilon, k, boostNodes, boostValues) - the k "
@@ -112,10 +122,11 @@ public class Ppr {
         return rows.stream().limit(k).map(r -> new Row(tx.getNodeById((long) r[0]), r[1], r[2]));
     }
 
-    /** The stored projection: the cached one while the meta node's projection id is the same. */
+    /** The stored projection: the cached one while the meta node's projection id is the same;
+     * else assembled from its blocks, reading only those not kept by version. */
     private Graph graph() {
         Node meta = tx.findNode(Label.label("KgdbMeta"), "key", "ppr");
-        if (meta == null || !meta.hasProperty("offsets")) {
+        if (meta == null || !meta.hasProperty("versions")) {
             throw new IllegalArgumentException(
                     "kgdb.ppr: no stored projection of the retrieval graph: run kgdb index ppr");
         }
@@ -124,20 +135,57 @@ public class Ppr {
         if (g != null && g.element().equals(meta.getElementId()) && java.util.Objects.equals(g.built(), built)) {
             return g;
         }
-        long[] nodes = longs(meta.getProperty("nodes"));
-        int[] offsets = ints(meta.getProperty("offsets"));
-        int[] adj = ints(meta.getProperty("adj"));
-        double[] prob = doubles(meta.getProperty("prob"));
-        long[] chunks = longs(meta.getProperty("chunks"));
-        int n = nodes.length;
-        if (offsets.length != n + 1 || offsets[0] != 0 || offsets[n] != adj.length || adj.length != prob.length) {
-            throw new IllegalArgumentException("kgdb.ppr: offsets, adj and prob do not describe a graph of the nodes");
+        String[] versions = strings(meta.getProperty("versions"));
+        java.util.Set<String> wanted = new java.util.HashSet<>(java.util.Arrays.asList(versions));
+        try (var blocks = tx.findNodes(Label.label("KgdbPprBlock"))) {
+            while (blocks.hasNext()) {
+                Node b = blocks.next();
+                String version = (String) b.getProperty("version", null);
+                if (version == null || !wanted.contains(version) || BLOCKS.containsKey(version)) continue;
+                Block block = new Block(longs(b.getProperty("nodes")), longs(b.getProperty("kinds")),
+                        ints(b.getProperty("offsets")), ints(b.getProperty("adj")), doubles(b.getProperty("prob")));
+                int n = block.nodes().length;
+                if (block.kinds().length != n || block.offsets().length != n + 1 || block.offsets()[0] != 0
+                        || block.offsets()[n] != block.adj().length || block.adj().length != block.prob().length) {
+                    throw new IllegalArgumentException("kgdb.ppr: block " + version + " does not describe its nodes' edges");
+                }
+                BLOCKS.put(version, block);
+            }
         }
+        int n = 0, m = 0;
+        Block[] parts = new Block[versions.length];
+        for (int i = 0; i < versions.length; i++) {
+            parts[i] = BLOCKS.get(versions[i]);
+            if (parts[i] == null) throw new IllegalArgumentException("kgdb.ppr: block " + versions[i] + " of the projection is missing");
+            n += parts[i].nodes().length;
+            m += parts[i].adj().length;
+        }
+        long[] nodes = new long[n];
+        int[] offsets = new int[n + 1];
+        int[] adj = new int[m];
+        double[] prob = new double[m];
+        List<Long> chunks = new ArrayList<>();
+        Map<Long, Integer> index = new HashMap<>();
+        int i = 0, e = 0;
+        for (Block b : parts) {
+            for (int j = 0; j < b.nodes().length; j++, i++) {
+                nodes[i] = b.nodes()[j];
+                offsets[i] = e + b.offsets()[j];
+                if (nodes[i] >= 0) index.put(nodes[i], i);
+                if (b.kinds()[j] == 1) chunks.add(nodes[i]);
+            }
+            System.arraycopy(b.adj(), 0, adj, e, b.adj().length);
+            System.arraycopy(b.prob(), 0, prob, e, b.prob().length);
+            e += b.adj().length;
+        }
+        offsets[n] = e;
         for (int v : adj) {
             if (v < 0 || v >= n) throw new IllegalArgumentException("kgdb.ppr: adj holds a position outside the nodes");
         }
-        g = new Graph(meta.getElementId(), built, nodes, offsets, adj, prob, chunks);
+        g = new Graph(meta.getElementId(), built, nodes, offsets, adj, prob,
+                chunks.stream().mapToLong(Long::longValue).toArray(), index);
         cached = g;
+        BLOCKS.keySet().retainAll(wanted);
         return g;
     }
 
@@ -199,6 +247,12 @@ public class Ppr {
         if (value instanceof Object[] a && a.length == 0) return new long[0];
         if (value != null && value.getClass().isArray() && java.lang.reflect.Array.getLength(value) == 0) return new long[0];
         throw new IllegalArgumentException("kgdb.ppr: the stored projection holds no integer list");
+    }
+
+    private static String[] strings(Object value) {
+        if (value instanceof String[] a) return a;
+        if (value != null && value.getClass().isArray() && java.lang.reflect.Array.getLength(value) == 0) return new String[0];
+        throw new IllegalArgumentException("kgdb.ppr: the stored projection holds no list of block versions");
     }
 
     private static int[] ints(Object value) {

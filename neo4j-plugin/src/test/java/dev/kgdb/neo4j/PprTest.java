@@ -34,7 +34,9 @@ class PprTest {
         neo4j.close();
     }
 
-    /** Writes n nodes (the first half chunks) and the CSR of edges; returns the internal ids. */
+    /** Writes n nodes (the first half chunks) and their edges as the stored projection's blocks of
+     * 3 slots (kgdb/documents/ppr_graph.py), in creation order after one free slot; returns the
+     * internal ids. */
     static long[] write(int n, double[][] w, String projection) {
         db.executeTransactionally("MATCH (x) DETACH DELETE x");
         List<Long> ids = new ArrayList<>();
@@ -42,24 +44,35 @@ class PprTest {
             ids.add((Long) db.executeTransactionally("CREATE (c:Chunk {n: $i}) RETURN id(c) AS id",
                     Map.of("i", i), r -> r.next().get("id")));
         }
-        List<Long> sorted = new ArrayList<>(ids);  // the CSR's nodes ascend (ids may be reused)
-        sorted.sort(null);
-        List<Long> offsets = new ArrayList<>(List.of(0L));
-        List<Long> adj = new ArrayList<>();
-        List<Double> prob = new ArrayList<>();
-        for (long id : sorted) {
-            int u = ids.indexOf(id);
-            double out = 0;
-            for (int v = 0; v < n; v++) out += w[u][v];
-            for (int v = 0; v < n; v++) {
-                if (w[u][v] > 0) { adj.add((long) sorted.indexOf(ids.get(v))); prob.add(w[u][v] / out); }
+        List<Long> slots = new ArrayList<>(List.of(-1L));
+        slots.addAll(ids);
+        List<String> versions = new ArrayList<>();
+        for (int first = 0; first < slots.size(); first += 3) {
+            List<Long> nodes = new ArrayList<>(), kinds = new ArrayList<>(), offsets = new ArrayList<>(List.of(0L));
+            List<Long> adj = new ArrayList<>();
+            List<Double> prob = new ArrayList<>();
+            for (int s = first; s < Math.min(first + 3, slots.size()); s++) {
+                nodes.add(slots.get(s));
+                int u = s - 1;
+                kinds.add(u < 0 ? 0L : (u < n / 2 ? 1L : 2L));
+                if (u >= 0) {
+                    double out = 0;
+                    for (int v = 0; v < n; v++) out += w[u][v];
+                    for (int v = 0; v < n; v++) {
+                        if (w[u][v] > 0) { adj.add((long) v + 1); prob.add(w[u][v] / out); }
+                    }
+                }
+                offsets.add((long) adj.size());
             }
-            offsets.add((long) adj.size());
+            String version = projection + "/" + first;
+            versions.add(version);
+            db.executeTransactionally("CREATE (b:KgdbPprBlock {block: $block}) SET b.version = $version, "
+                    + "b.nodes = $nodes, b.kinds = $kinds, b.offsets = $offsets, b.adj = $adj, b.prob = $prob",
+                    Map.of("block", first / 3, "version", version, "nodes", nodes, "kinds", kinds,
+                            "offsets", offsets, "adj", adj, "prob", prob));
         }
-        db.executeTransactionally("CREATE (m:KgdbMeta {key: 'ppr'}) SET m.nodes = $nodes, m.offsets = $offsets, "
-                + "m.adj = $adj, m.prob = $prob, m.chunks = $chunks, m.projection = $projection",
-                Map.of("nodes", sorted, "offsets", offsets, "adj", adj, "prob", prob,
-                        "chunks", ids.subList(0, n / 2), "projection", projection));
+        db.executeTransactionally("CREATE (m:KgdbMeta {key: 'ppr'}) SET m.versions = $versions, "
+                + "m.projection = $projection", Map.of("versions", versions, "projection", projection));
         return ids.stream().mapToLong(Long::longValue).toArray();
     }
 
