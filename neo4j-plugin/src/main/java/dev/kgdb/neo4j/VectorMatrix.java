@@ -64,6 +64,13 @@ final class VectorMatrix {
      * axes hold 50% of the variance of MetaQA's 43k names, 128 hold 79%, 192 hold 91%): with 192
      * the bound leaves about 0.2% of the rows to visit (median; 1% at p90), with 48 it leaves 80%. */
     static final int SCREEN_DIMS = 192;
+    /** From this many rows on, the screen has two stages (the first m1 = ceil(m / 2) axes for
+     * every row, the rest only for the rows they leave); below, one stage of all m axes (m1 =
+     * m). At 919k rows one stage was a 710 MB scan per query (142 ms; two stages 27 ms); on
+     * MetaQA's 43k names the half-axes bound left 35% of the rows to the second stage, and the
+     * searches in the server took 2.7-4.6 ms p50 against 2.4 with one stage. Not final: the
+     * JUnit suite checks both kinds on small matrices. */
+    static volatile int twoStageRows = 131_072;
     /** Matrices of at most this many rows are searched without the screen (every row exact). */
     static final int SMALL = 256;
     /** Rows of the sample the covariance is estimated from, and subspace iterations. */
@@ -125,7 +132,7 @@ final class VectorMatrix {
         this.rows = rows;
         this.data = data;
         this.screenDims = screenDims;
-        this.firstDims = (screenDims + 1) / 2;
+        this.firstDims = screen.length == 0 ? 0 : screen[0].length / BLOCK - 1;
         this.screen = screen;
         this.tail = tail;
         this.mean = mean;
@@ -307,13 +314,13 @@ final class VectorMatrix {
         }
         for (int i = 0; i < dim; i++) mean[i] /= Math.max(1, n);
         double[][] axes = principalAxes(data, n, dim, m, mean);
-        int m1 = (m + 1) / 2;
+        int m1 = n >= twoStageRows ? (m + 1) / 2 : m;
         float[][] screen = new float[data.length][(m1 + 1) * BLOCK];
         float[][] tail = new float[data.length][(m - m1 + 1) * BLOCK];
         final int rows = n;
         IntStream.range(0, data.length).parallel().forEach(b ->
-                projectBlock(data[b], Math.min(BLOCK, rows - b * BLOCK), dim, mean, axes, screen[b],
-                        tail[b]));
+                projectBlock(data[b], Math.min(BLOCK, rows - b * BLOCK), dim, mean, axes, m1,
+                        screen[b], tail[b]));
         return new VectorMatrix(label, prop, dim, version, n, data, m, screen, tail, mean, axes,
                 ids, rounded, (System.nanoTime() - t0) / 1e6, null);
     }
@@ -329,8 +336,8 @@ final class VectorMatrix {
      * absolute in the square, so at most 3e-7 in the norm) is far inside the screen's margins.
      */
     private static void projectBlock(float[] block, int count, int dim, double[] mean,
-                                     double[][] axes, float[] first, float[] rest) {
-        int m = axes.length, m1 = (m + 1) / 2, width = m - m1 + 1;
+                                     double[][] axes, int m1, float[] first, float[] rest) {
+        int m = axes.length, width = m - m1 + 1;
         double[][] x = new double[dim][BLOCK];
         for (int o = 0; o < count; o++) {
             int off = o * dim;

@@ -198,8 +198,24 @@ class PluginTest {
      * at the k-th), queries on rows, near rows and far away, and after updates: equal to brute
      * force, and the screen rules out most rows (it is not a full scan in disguise). */
     @Test
-    @SuppressWarnings("unchecked")
     void lowerBoundScreenIsExactOnCorrelatedVectors() {
+        screenIsExactOnCorrelatedVectors(VectorMatrix.twoStageRows);  // one stage at 3,000 rows
+    }
+
+    /** The same with the two-stage screen (first half of the axes, then the rest). */
+    @Test
+    void twoStageScreenIsExactOnCorrelatedVectors() {
+        int kept = VectorMatrix.twoStageRows;
+        VectorMatrix.twoStageRows = 0;
+        try {
+            screenIsExactOnCorrelatedVectors(0);
+        } finally {
+            VectorMatrix.twoStageRows = kept;
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private void screenIsExactOnCorrelatedVectors(int twoStageRows) {
         int dim = 64, n = 3000;
         Random random = new Random(23);
         double[][] basis = new double[6][dim];
@@ -251,6 +267,7 @@ class PluginTest {
         assertTrue(visited >= 40 && visited < 40L * n / 4, "the screen visited " + visited + " rows in 40 searches");
         assertEquals(32L, one("CALL kgdb.vectorIndexes() YIELD index, screenDims WHERE index = 'probe_vec' "
                 + "RETURN screenDims", Map.of()));
+        assertEquals(n >= twoStageRows ? 16 : 32, VectorMatrix.cached(db, "probe_vec").firstDims);
         // updates: a moved row, a deleted one and a new one, each seen by the next search
         List<Double> far = new ArrayList<>();
         for (int d = 0; d < dim; d++) far.add(50.0);
