@@ -226,7 +226,9 @@ def test_stale_index_entries_fall_back_to_an_exact_scan(store) -> None:
     for i in range(30):
         corpus.put(f"doc{i:02d}")
     build_knn(store, label="Document", k=3, method="vector")
-    for round_ in range(4):
+    # each update leaves a stale entry with the node's own vector: after 40 the index's
+    # max(4k, 64) = 64 nearest entries of a document hold at most two distinct documents
+    for round_ in range(40):
         store.run("MATCH (d:Document) SET d.touched = $n", {"n": round_}, write=True)
     report = build_knn(store, label="Document", k=3, method="vector", full=True)
     if store.dialect.NAME == "falkordb":
