@@ -67,8 +67,9 @@ final class VectorMatrix {
     /** From this many rows on, the screen has two stages (the first m1 = ceil(m / 2) axes for
      * every row, the rest only for the rows they leave); below, one stage of all m axes (m1 =
      * m). At 919k rows one stage was a 710 MB scan per query (142 ms; two stages 27 ms); on
-     * MetaQA's 43k names the half-axes bound left 35% of the rows to the second stage, and the
-     * searches in the server took 2.7-4.6 ms p50 against 2.4 with one stage. Not final: the
+     * MetaQA's 43k names the half-axes bound left 14,960 of 43,234 rows to the second stage in
+     * the one query looked at, and the searches in the server took 2.7-4.6 ms p50 against
+     * 2.1-2.9 with one stage. Not final: the
      * JUnit suite checks both kinds on small matrices. */
     static volatile int twoStageRows = 131_072;
     /** Matrices of at most this many rows are searched without the screen (every row exact). */
