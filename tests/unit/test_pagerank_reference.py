@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgdb.documents.ppr_graph import csr
-from kgdb.documents.spans import phrases, proper_noun_spans, sentences
+from kgdb.documents.spans import phrases, proper_noun_spans, seed_sentences, sentences
 from kgdb.retrieve.pagerank import ranked, reference
 
 EDGES = st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11),
@@ -98,3 +98,11 @@ def test_sentences_keep_abbreviations():
     text = "He lived in St. Louis, Mo. with Mr. Smith. It was in the U.S. The end? Yes! No."
     assert sentences(text) == ["He lived in St. Louis, Mo. with Mr. Smith.",
                                "It was in the U.S.", "The end?", "Yes!", "No."]
+
+
+def test_seed_sentences_cut_at_every_full_stop():
+    """The retrieval graph's sentence nodes are cut as before the span rule (measured better
+    as fact seeds: kgdb/documents/spans.py), abbreviations included."""
+    text = "He lived in St. Louis with Mr. Smith. It was in the U.S. Navy? Yes! No."
+    assert seed_sentences(text) == ["He lived in St.", "Louis with Mr.", "Smith.",
+                                    "It was in the U.S.", "Navy?", "Yes!", "No."]
