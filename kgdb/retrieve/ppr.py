@@ -256,7 +256,8 @@ def _pagerank(store: GraphStore, seeds: dict[int, float], boost: dict[int, float
     ``phrases``' paths (``paths``), saving the round trip of :func:`cy.seed_paths`."""
     if store.dialect.NAME == "falkordb":
         return [dict(r) for r in store.run(cy.udf_ppr_chunks(
-            seeds, damping=o.damping, epsilon=o.epsilon, k=o.passages, boost=boost)).records()]
+            seeds, damping=o.damping, epsilon=o.epsilon, k=o.passages, boost=boost,
+            paths_from=phrases, paths_of=PATHS_OF, d=store.dialect)).records()]
     if store.dialect.PPR is not None and projected:  # kgdb's Neo4j plugin
         return [dict(r) for r in store.run(cy.native_ppr_chunks(
             store.dialect, seeds, damping=o.damping, epsilon=o.epsilon, k=o.passages,
