@@ -261,7 +261,7 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 @functools.lru_cache(maxsize=1)
-def _graph_types() -> tuple[type, type, type]:
+def _graph_types() -> tuple[Any, Any, Any]:
     from falkordb.edge import Edge
     from falkordb.node import Node
     from falkordb.path import Path
