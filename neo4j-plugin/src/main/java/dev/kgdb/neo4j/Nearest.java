@@ -125,6 +125,10 @@ public class Nearest {
         public long lastCandidates;
         public long lastScreened;
         public long screenDims;
+        /** Writes applied to the copy since its full build (each retires and appends the rows of
+         * the nodes it touched), and the last one's time. */
+        public long patches;
+        public double lastPatchMs;
     }
 
     @Procedure(name = "kgdb.vectorIndexes", mode = Mode.READ)
@@ -132,7 +136,7 @@ public class Nearest {
             + "in-memory copy of it: current, stale (rebuilt by the next search), none (never "
             + "searched) or too large (searches use the index and re-rank exactly); the last "
             + "search's screen time, rows its second stage bounded (lastScreened), rows visited "
-            + "(lastCandidates) and re-ranked from the store.")
+            + "(lastCandidates) and re-ranked from the store; writes patched in since the build.")
     public Stream<IndexState> vectorIndexes() {
         List<IndexState> out = new ArrayList<>();
         for (IndexDefinition definition : tx.schema().getIndexes()) {
@@ -147,7 +151,9 @@ public class Nearest {
             } else {
                 row.state = m.unusable != null ? "too large: " + m.unusable
                         : VectorMatrix.current(db, m) ? "current" : "stale";
-                row.rows = m.rows;
+                row.rows = m.live;
+                row.patches = m.patches;
+                row.lastPatchMs = m.lastPatchMs;
                 row.buildMs = m.buildMs;
                 row.lastScreenMs = m.lastScreenMs;
                 row.lastExactMs = m.lastExactMs;

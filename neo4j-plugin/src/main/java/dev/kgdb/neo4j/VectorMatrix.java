@@ -26,9 +26,14 @@ import org.neo4j.kernel.internal.GraphDatabaseAPI;
 /**
  * Exact nearest-node search over an in-memory copy of one vector index's vectors (a float
  * matrix, the values the store holds), built on first use and kept current by a transaction
- * listener: any committed change of the indexed property, of the label, or any deleted node
- * marks the database's matrices stale and the next search rebuilds them. Exact, unlike the
- * HNSW index, so the top-k never depends on what an approximate index happened to return.
+ * listener: every committed write that changes a watched property or label, or deletes a node,
+ * is logged with the ids of the nodes it touched, and the next search patches the matrix
+ * (see {@link #patched}): the touched nodes' rows are retired and their current vectors
+ * appended, projected on the axes already computed (any orthonormal axes keep the bound
+ * exact). A full rebuild happens only when the log no longer covers the matrix's version, when
+ * the writes touched more than {@link #PATCH_SHARE} of its rows, or when retired rows would
+ * exceed that share. Exact, unlike the HNSW index, so the top-k never depends on what an
+ * approximate index happened to return.
  *
  * <p>Lower-bound screening: at build time the principal axes of the vectors (the top
  * {@link #screenDims} eigenvectors of their covariance, an orthonormal basis P) are computed,
@@ -77,9 +82,15 @@ final class VectorMatrix {
     /** Rows of the sample the covariance is estimated from, and subspace iterations. */
     static final int SAMPLE = 4096;
     static final int ITERATIONS = 25;
+    /** Writes touching more than this share of a matrix's rows (or leaving more retired rows)
+     * rebuild it instead of patching it. */
+    static final double PATCH_SHARE = 0.25;
+    /** The change log keeps at most this many node ids (older writes are forgotten: a matrix
+     * older than the log is rebuilt). */
+    static final int LOG_IDS = 1 << 20;
 
     private static final Map<String, VectorMatrix> CACHE = new ConcurrentHashMap<>();
-    private static final Map<String, AtomicLong> CHANGES = new ConcurrentHashMap<>();
+    private static final Map<String, Changes> CHANGES = new ConcurrentHashMap<>();
     private static final Set<String> WATCHED_KEYS = ConcurrentHashMap.newKeySet();
     private static final Set<String> WATCHED_LABELS = ConcurrentHashMap.newKeySet();
 
@@ -109,7 +120,15 @@ final class VectorMatrix {
     /** Rows whose stored values are not all floats (a double the float copy rounds): their
      * exact distance is read from the store; every other row's comes from the copy. */
     final java.util.BitSet rounded;
+    /** Retired rows (their node was changed, deleted or lost the label since the build): their
+     * first-stage residual is +infinity, so no bound lets them through. */
+    final java.util.BitSet retired;
+    /** Rows not retired. */
+    final int live;
+    /** The full build's time; patches since it and the last one's time. */
     final double buildMs;
+    final int patches;
+    final double lastPatchMs;
     /** Why there is no matrix (too large), or null. */
     final String unusable;
     /** The last search's screen and exact re-ranking times, how many rows it re-ranked from the
@@ -125,7 +144,8 @@ final class VectorMatrix {
     private VectorMatrix(String label, String property, int dim, long version, int rows,
                          float[][] data, int screenDims, float[][] screen, float[][] tail,
                          double[] mean, double[][] axes, long[] nodeIds, java.util.BitSet rounded,
-                         double buildMs, String unusable) {
+                         java.util.BitSet retired, double buildMs, int patches, double lastPatchMs,
+                         String unusable) {
         this.label = label;
         this.property = property;
         this.dim = dim;
@@ -140,14 +160,18 @@ final class VectorMatrix {
         this.axes = axes;
         this.nodeIds = nodeIds;
         this.rounded = rounded;
+        this.retired = retired;
+        this.live = rows - retired.cardinality();
         this.buildMs = buildMs;
+        this.patches = patches;
+        this.lastPatchMs = lastPatchMs;
         this.unusable = unusable;
     }
 
     private static VectorMatrix tooLarge(String label, String prop, int dim, long version,
                                          long t0, String why) {
-        return new VectorMatrix(label, prop, dim, version, 0, null, 0, null, null, null, null,
-                null, null, (System.nanoTime() - t0) / 1e6, why);
+        return new VectorMatrix(label, prop, dim, version, 0, null, 0, new float[0][], null, null,
+                null, null, null, new java.util.BitSet(), (System.nanoTime() - t0) / 1e6, 0, 0, why);
     }
 
     /** The state of one index's matrix for kgdb.vectorIndexState: null if never built. */
@@ -156,8 +180,8 @@ final class VectorMatrix {
     }
 
     static boolean current(GraphDatabaseService db, VectorMatrix m) {
-        AtomicLong changes = CHANGES.get(db.databaseName());
-        return changes != null && m.version == changes.get();
+        Changes changes = CHANGES.get(db.databaseName());
+        return changes != null && m.version == changes.version.get();
     }
 
     /**
@@ -167,21 +191,25 @@ final class VectorMatrix {
     static VectorMatrix of(GraphDatabaseService db, Transaction tx, String index, String label,
                            String prop, int dim) {
         if (hasOwnWrites(tx)) return null;
-        AtomicLong changes = listening(db, label, prop);
+        Changes changes = listening(db, label, prop);
         if (changes == null) return null;
         String key = db.databaseName() + "\u0000" + index;
         VectorMatrix m = CACHE.get(key);
-        long now = changes.get();
+        long now = changes.version.get();
         if (m != null && m.version == now && m.label.equals(label) && m.property.equals(prop)
                 && m.dim == dim) {
             return m.unusable == null ? m : null;
         }
         synchronized (CACHE) {
             m = CACHE.get(key);
-            now = changes.get();
-            if (m == null || m.version != now || !m.label.equals(label)
-                    || !m.property.equals(prop) || m.dim != dim) {
-                m = build(tx, label, prop, dim, now);
+            now = changes.version.get();
+            boolean same = m != null && m.label.equals(label) && m.property.equals(prop)
+                    && m.dim == dim;
+            if (!same || m.version != now) {
+                long[] touched = same && m.unusable == null && m.screenDims > 0
+                        ? changes.since(m.version, now) : null;
+                VectorMatrix patched = touched == null ? null : m.patched(tx, touched, now);
+                m = patched != null ? patched : build(tx, label, prop, dim, now);
                 CACHE.put(key, m);
             }
         }
@@ -197,12 +225,12 @@ final class VectorMatrix {
         }
     }
 
-    /** The database's change counter, with the listener that bumps it registered. */
-    private static AtomicLong listening(GraphDatabaseService db, String label, String prop) {
+    /** The database's change log, with the listener that writes it registered. */
+    private static Changes listening(GraphDatabaseService db, String label, String prop) {
         WATCHED_KEYS.add(prop);
         WATCHED_LABELS.add(label);
         String name = db.databaseName();
-        AtomicLong changes = CHANGES.get(name);
+        Changes changes = CHANGES.get(name);
         if (changes != null) return changes;
         synchronized (CHANGES) {
             changes = CHANGES.get(name);
@@ -214,50 +242,188 @@ final class VectorMatrix {
             } catch (RuntimeException | LinkageError e) {
                 return null;
             }
-            AtomicLong counter = new AtomicLong();
-            dbms.registerTransactionEventListener(name, new Listener(counter));
-            CHANGES.put(name, counter);
-            return counter;
+            Changes created = new Changes();
+            dbms.registerTransactionEventListener(name, new Listener(created));
+            CHANGES.put(name, created);
+            return created;
         }
     }
 
-    /** Bumps the counter before a commit that may change an indexed vector. */
-    private static final class Listener implements TransactionEventListener<Object> {
-        private final AtomicLong counter;
+    /**
+     * One database's version (the number of logged writes) and the ids of the nodes each of
+     * the recent ones touched. A write is logged after it commits: a search that reads the
+     * version it makes current then also reads its data (before, a search between the version
+     * and the commit could have kept the old vectors under the new version).
+     */
+    static final class Changes {
+        final AtomicLong version = new AtomicLong();
+        /** The touched ids of versions first .. version, oldest first. */
+        private final java.util.ArrayDeque<long[]> log = new java.util.ArrayDeque<>();
+        private long first = 1;
+        private long logged;
 
-        Listener(AtomicLong counter) {
-            this.counter = counter;
+        synchronized void committed(long[] touched) {
+            if (touched.length > LOG_IDS) {
+                log.clear();
+                logged = 0;
+                first = version.get() + 2;  // no matrix can be patched across this write
+            } else {
+                log.addLast(touched);
+                logged += touched.length;
+                while (logged > LOG_IDS) {
+                    logged -= log.removeFirst().length;
+                    first++;
+                }
+            }
+            version.incrementAndGet();
+        }
+
+        /** The ids touched by the writes after {@code since} up to {@code upTo}, or null if
+         * the log has forgotten some of them. */
+        synchronized long[] since(long since, long upTo) {
+            if (since + 1 < first || upTo > version.get()) return null;
+            int skip = (int) (since + 1 - first);
+            java.util.Iterator<long[]> entries = log.iterator();
+            for (int i = 0; i < skip; i++) entries.next();
+            long[] out = new long[0];
+            for (long v = since + 1; v <= upTo; v++) {
+                long[] ids = entries.next();
+                int at = out.length;
+                out = Arrays.copyOf(out, at + ids.length);
+                System.arraycopy(ids, 0, out, at, ids.length);
+            }
+            return out;
+        }
+    }
+
+    /** Logs each committed write that may change an indexed vector, with the nodes it touched. */
+    private static final class Listener implements TransactionEventListener<long[]> {
+        private final Changes changes;
+
+        Listener(Changes changes) {
+            this.changes = changes;
         }
 
         @Override
-        public Object beforeCommit(TransactionData data, Transaction transaction,
+        @SuppressWarnings("deprecation")
+        public long[] beforeCommit(TransactionData data, Transaction transaction,
                                    GraphDatabaseService databaseService) {
-            if (relevant(data)) counter.incrementAndGet();
-            return null;
-        }
-
-        @Override
-        public void afterCommit(TransactionData data, Object state, GraphDatabaseService db) {}
-
-        @Override
-        public void afterRollback(TransactionData data, Object state, GraphDatabaseService db) {}
-
-        private static boolean relevant(TransactionData data) {
-            if (data.deletedNodes().iterator().hasNext()) return true;
+            java.util.Set<Long> ids = new java.util.HashSet<>();
+            for (Node n : data.deletedNodes()) ids.add(n.getId());
             for (PropertyEntry<Node> p : data.assignedNodeProperties()) {
-                if (WATCHED_KEYS.contains(p.key())) return true;
+                if (WATCHED_KEYS.contains(p.key())) ids.add(p.entity().getId());
             }
             for (PropertyEntry<Node> p : data.removedNodeProperties()) {
-                if (WATCHED_KEYS.contains(p.key())) return true;
+                if (WATCHED_KEYS.contains(p.key())) ids.add(p.entity().getId());
             }
             for (LabelEntry l : data.assignedLabels()) {
-                if (WATCHED_LABELS.contains(l.label().name())) return true;
+                if (WATCHED_LABELS.contains(l.label().name())) ids.add(l.node().getId());
             }
             for (LabelEntry l : data.removedLabels()) {
-                if (WATCHED_LABELS.contains(l.label().name())) return true;
+                if (WATCHED_LABELS.contains(l.label().name())) ids.add(l.node().getId());
             }
-            return false;
+            return ids.isEmpty() ? null : ids.stream().mapToLong(Long::longValue).toArray();
         }
+
+        @Override
+        public void afterCommit(TransactionData data, long[] touched, GraphDatabaseService db) {
+            if (touched != null) changes.committed(touched);
+        }
+
+        @Override
+        public void afterRollback(TransactionData data, long[] touched, GraphDatabaseService db) {}
+    }
+
+    /**
+     * This matrix after writes that touched the nodes {@code touched} (ids, any order, maybe
+     * of other labels), at {@code version}; null where a rebuild is due (too many rows touched
+     * or retired). Copy on write: the blocks that change are copied, the others shared, so
+     * searches running on this matrix are not disturbed. Each touched node's row is retired;
+     * the node's current vector (if it still has the label and a valid one) is appended, its
+     * screen columns computed on this matrix's mean and axes. Exact whatever the axes: the
+     * bound holds for any orthonormal axes and any mean; only how many rows it rules out
+     * depends on them.
+     */
+    @SuppressWarnings("deprecation")
+    VectorMatrix patched(Transaction tx, long[] touched, long newVersion) {
+        long t0 = System.nanoTime();
+        if (touched.length > PATCH_SHARE * rows) return null;
+        long[] sorted = touched.clone();
+        Arrays.sort(sorted);
+        java.util.BitSet nowRetired = (java.util.BitSet) retired.clone();
+        float[][] newScreen = screen.clone();
+        java.util.BitSet copied = new java.util.BitSet();
+        int m1 = firstDims;
+        for (int r = 0; r < rows; r++) {
+            if (!nowRetired.get(r) && Arrays.binarySearch(sorted, nodeIds[r]) >= 0) {
+                nowRetired.set(r);
+                int b = r / BLOCK;
+                if (!copied.get(b)) {
+                    newScreen[b] = newScreen[b].clone();
+                    copied.set(b);
+                }
+                newScreen[b][m1 * BLOCK + r % BLOCK] = Float.POSITIVE_INFINITY;
+            }
+        }
+        // the touched nodes as they are now: appended after the last row
+        List<float[]> added = new ArrayList<>();
+        List<Long> addedIds = new ArrayList<>();
+        java.util.BitSet addedRounded = new java.util.BitSet();
+        Label wanted = Label.label(label);
+        long previous = Long.MIN_VALUE;
+        for (long id : sorted) {
+            if (id == previous) continue;
+            previous = id;
+            Node node;
+            try {
+                node = tx.getNodeById(id);
+            } catch (org.neo4j.graphdb.NotFoundException e) {
+                continue;  // deleted
+            }
+            if (!node.hasLabel(wanted)) continue;
+            Object stored = node.getProperty(property, null);
+            float[] row = new float[dim];
+            if (!toRow(stored, row)) continue;
+            if (!floatValued(stored, row)) addedRounded.set(added.size());
+            added.add(row);
+            addedIds.add(id);
+        }
+        int n = rows + added.size();
+        if (nowRetired.cardinality() > PATCH_SHARE * n) return null;
+        int blocks = (n + BLOCK - 1) / BLOCK;
+        if ((long) blocks * BLOCK * (dim + screenDims + 2) * 4 > Runtime.getRuntime().maxMemory() / 4) {
+            return null;  // the rebuild decides whether the copy still fits
+        }
+        float[][] newData = Arrays.copyOf(data, blocks);
+        newScreen = Arrays.copyOf(newScreen, blocks);
+        float[][] newTail = Arrays.copyOf(tail, blocks);
+        long[] ids = Arrays.copyOf(nodeIds, Math.max(nodeIds.length, n));
+        java.util.BitSet nowRounded = (java.util.BitSet) rounded.clone();
+        java.util.BitSet grown = new java.util.BitSet();
+        for (int i = 0; i < added.size(); i++) {
+            int r = rows + i, b = r / BLOCK;
+            if (!grown.get(b)) {
+                newData[b] = b < data.length ? data[b].clone() : new float[BLOCK * dim];
+                grown.set(b);
+            }
+            System.arraycopy(added.get(i), 0, newData[b], (r % BLOCK) * dim, dim);
+            ids[r] = addedIds.get(i);
+            if (addedRounded.get(i)) nowRounded.set(r);
+        }
+        int width = screenDims - m1 + 1;
+        for (int b = grown.nextSetBit(0); b >= 0; b = grown.nextSetBit(b + 1)) {
+            newScreen[b] = new float[(m1 + 1) * BLOCK];
+            newTail[b] = new float[width * BLOCK];
+            projectBlock(newData[b], Math.min(BLOCK, n - b * BLOCK), dim, mean, axes, m1,
+                    newScreen[b], newTail[b]);
+            for (int r = nowRetired.nextSetBit(b * BLOCK); r >= 0 && r < (b + 1) * BLOCK;
+                 r = nowRetired.nextSetBit(r + 1)) {
+                newScreen[b][m1 * BLOCK + r % BLOCK] = Float.POSITIVE_INFINITY;
+            }
+        }
+        return new VectorMatrix(label, property, dim, newVersion, n, newData, screenDims,
+                newScreen, newTail, mean, axes, ids, nowRounded, nowRetired, buildMs,
+                patches + 1, (System.nanoTime() - t0) / 1e6, null);
     }
 
     @SuppressWarnings("deprecation")
@@ -304,8 +470,8 @@ final class VectorMatrix {
         int m = Math.min(SCREEN_DIMS, Math.max(1, dim / 2));
         if (n <= SMALL) {  // searched row by row: no axes, no screen
             return new VectorMatrix(label, prop, dim, version, n, data, 0, new float[0][],
-                    new float[0][], null, new double[0][], ids, rounded,
-                    (System.nanoTime() - t0) / 1e6, null);
+                    new float[0][], null, new double[0][], ids, rounded, new java.util.BitSet(),
+                    (System.nanoTime() - t0) / 1e6, 0, 0, null);
         }
         double[] mean = new double[dim];
         for (int r = 0; r < n; r++) {
@@ -323,7 +489,7 @@ final class VectorMatrix {
                 projectBlock(data[b], Math.min(BLOCK, rows - b * BLOCK), dim, mean, axes, m1,
                         screen[b], tail[b]));
         return new VectorMatrix(label, prop, dim, version, n, data, m, screen, tail, mean, axes,
-                ids, rounded, (System.nanoTime() - t0) / 1e6, null);
+                ids, rounded, new java.util.BitSet(), (System.nanoTime() - t0) / 1e6, 0, 0, null);
     }
 
     /**
@@ -516,7 +682,7 @@ final class VectorMatrix {
      * only for the rows neither can rule out.
      */
     List<Hit> nearest(double[] query, int k, java.util.function.LongToDoubleFunction exact) {
-        int kk = Math.min(k, rows);
+        int kk = Math.min(k, live);
         if (kk == 0) return List.of();
         if (rows <= SMALL) return everyRow(query, k, exact);
         float[] q = new float[dim];
