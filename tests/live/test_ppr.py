@@ -606,3 +606,30 @@ def test_paths_come_with_pagerank(store: Any, embedder: Any, tmp_path: Path) -> 
             assert len(evidence.statements) == 2, [s.text[:40] for s in evidence.statements]
             assert not any("$chunks" in s.text for s in evidence.statements)
     assert checked >= 3
+
+
+def test_seed_statement_takes_the_bridge_from_the_passage_search(store: Any, embedder: Any,
+                                                                tmp_path: Path) -> None:
+    """With passage seeds, the bridge starts at the nearest of them (one chunk search, not
+    two): the same rows as the passage and bridge parts asked separately."""
+    _load(store, embedder, tmp_path, SCIENTISTS)
+    build_graph(store, embedder)
+    bridged = 0
+    for question in SCIENTIST_QUESTIONS:
+        vector = [float(x) for x in embedder.embed([question])[0]]
+
+        def rows(passages: int, bridges: bool, vector: list[float] = vector) -> list[str]:
+            statement = cy.seeds(store.dialect, vector, named=[], sentences=0, names=0,
+                                 passages=passages, bridges=bridges)
+            assert statement is not None
+            return sorted(json.dumps(r, sort_keys=True)
+                          for r in store.run(statement).records())
+
+        both = cy.seeds(store.dialect, vector, named=[], sentences=0, names=0, passages=3,
+                        bridges=True)
+        assert both is not None  # sentences=0, names=0: chunk searches alone
+        assert both.text.count("queryNodes(") + both.text.count("nearestNodes(") == 1
+        together = rows(3, True)
+        assert together == sorted(rows(3, False) + rows(0, True)), question
+        bridged += any('"bridge"' in r for r in together)
+    assert bridged >= 1  # the Hello Love question: its nearest passage names Tennessee
