@@ -342,18 +342,24 @@ BENCH_MODES = ("vector", "entities", "hybrid", "document-graph:facts=0",
 def _bench_documents(path: Path, modes: tuple[str, ...], limit: int | None,
                      as_json: bool) -> None:
     from kgdb.cli.context import current_context
+    from kgdb.cypher.documents import passage_search
+    from kgdb.measure import load_average
     from kgdb.retrieve.documents import evaluate, parse_modes, read_questions
 
     context = current_context()
     questions = read_questions(path)[:limit]
+    started = load_average()
     result = evaluate(context.store, context.embedder, questions, ks=(10,),
                       modes=parse_modes(modes or BENCH_MODES), progress=not as_json)
     payload = {"questions": result.questions, "engine": context.store.dialect.NAME,
-               "latency_ms": result.latency_ms}
+               "passage_search": passage_search(context.store.dialect),
+               "latency_ms": result.latency_ms,
+               "load_average": {"at_start": started, "at_end": load_average()}}
     if as_json:
         emit_json(payload)
         return
-    click.echo(f"{result.questions} questions on {payload['engine']}")
+    click.echo(f"{result.questions} questions on {payload['engine']} (passages by "
+               f"{payload['passage_search']}; load {started} -> {load_average()})")
     for mode, p in result.latency_ms.items():
         click.echo(f"    {mode:<42} p50 {p['p50']:8.2f}  p90 {p['p90']:8.2f} ms")
 

@@ -73,7 +73,7 @@ import numpy as np
 
 from kgdb.cypher import pagerank as cy
 from kgdb.documents.pipeline import DocumentOptions, gazetteer_for
-from kgdb.documents.spans import phrase_id, phrases, sentences
+from kgdb.documents.spans import phrase_id, phrases, seed_sentences
 from kgdb.embed import Embedder
 from kgdb.engine.base import GraphStore
 from kgdb.link.ppr_options import FORMAT, TITLE_WEIGHT, GraphOptions, options_of
@@ -233,7 +233,7 @@ def _extract(store: GraphStore, embedder: Embedder, options: GraphOptions,
         found = phrases(text, gazetteer, title)
         own = phrase_id(str(chunk["title"])) if chunk["title"] else None
         links += [(p, str(chunk["id"]), p == own) for p in found]
-        for i, sentence in enumerate(sentences(text)):
+        for i, sentence in enumerate(seed_sentences(text)):
             named = [p for p in phrases(sentence, gazetteer) if p in found]
             rows.append({"id": f"{chunk['id']}~{i:03d}", "chunk": str(chunk["id"]),
                          "text": sentence, "phrases": named})

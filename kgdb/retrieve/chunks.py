@@ -3,6 +3,8 @@
 ``vector``
     Plain chunk vector search: the chunks nearest the question's embedding, each chunk's
     document ranked at its best chunk. The baseline every graph solver is measured against.
+    On Neo4j with kgdb's plugin the search is the plugin's exact ``kgdb.nearestNodes``, else
+    the chunk vector index; the evidence's ``passage_search`` says which (as ``hybrid``'s).
 ``entities``
     The mutual index (KAG, section 2.2.1): the graph entities the question names (the
     gazetteer's rules over the question, any case), then the documents whose chunks support
@@ -56,6 +58,7 @@ class VectorSolver(Solver[VectorOptions]):
         with evidence.timings_ms.phase("chunks"):
             evidence.passages = nearest_passages(view, vector, options.passages)
         evidence.documents = documents_of(evidence.passages)
+        evidence.detail["passage_search"] = cy.passage_search(store.dialect)
         return evidence
 
 
@@ -163,6 +166,7 @@ class HybridSolver(Solver[HybridOptions]):
         evidence, view, vector = self.start(store, embedder, question, "rank")
         with evidence.timings_ms.phase("chunks"):
             evidence.passages = nearest_passages(view, vector, options.passages)
+        evidence.detail["passage_search"] = cy.passage_search(store.dialect)
         by_vector = documents_of(evidence.passages)
         with evidence.timings_ms.phase("entities"):
             found = entity_evidence(view, question)
