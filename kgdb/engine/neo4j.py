@@ -309,7 +309,14 @@ class _Vector(list[float]):
         return f"<{len(self)}-d vector>"
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+"""Values that pass both ways as they are: checked first, by exact type (every parameter item
+and result cell goes through :func:`_param` or :func:`_value`)."""
+
+
 def _param(value: Any) -> Any:
+    if type(value) in _SCALARS:
+        return value
     if isinstance(value, np.ndarray):
         if value.dtype.kind == "f" and value.ndim == 1:
             return _Vector(value.tolist())
@@ -326,6 +333,8 @@ def _param(value: Any) -> Any:
 
 
 def _value(value: Any) -> Any:
+    if type(value) in _SCALARS:
+        return value
     from neo4j import graph
 
     if isinstance(value, graph.Node):

@@ -38,8 +38,9 @@ Round trips: the seeds are one statement, which also checks that the phrase name
 between questions are the graph's (its build time); the vector searches in it are the
 dialect's: Neo4j with kgdb's plugin asks ``kgdb.nearestNodes`` (exact, over an in-memory
 copy of the vectors) instead of Lucene's HNSW, whose search time grows with the index's
-segments. PageRank is a second statement; on Neo4j with the plugin it also returns the
-evidence's paths, elsewhere they are a third.
+segments. PageRank is a second statement, which also returns the evidence's paths on
+FalkorDB and on Neo4j with the plugin (on Neo4j without it, GDS's projection, PageRank and
+the paths are statements of their own).
 
 Defaults are tuned on MuSiQue-100 (the README's ablation shows each against the paper's).
 """
@@ -229,7 +230,7 @@ def retrieve_ppr(store: GraphStore, question: str, vector: Sequence[float],
     if phrases and evidence.passages:
         with evidence.timings_ms.phase("paths"):
             best = [p.id for p in evidence.passages[:PATHS_OF]]
-            found = ranked[0].get("paths")  # the plugin's statement brings them along
+            found = ranked[0].get("paths")  # PageRank's statement brings them along
             if found is None:
                 found = [[r["chunk"], r["phrase"], r["via"]] for r in
                          store.run(cy.seed_paths(best, phrases)).records()]
@@ -252,11 +253,13 @@ PATHS_OF = 10
 def _pagerank(store: GraphStore, seeds: dict[int, float], boost: dict[int, float],
               built: GraphOptions, projected: bool, o: PprOptions,
               phrases: list[str]) -> list[dict[str, Any]]:
-    """The ranked chunks; on Neo4j with kgdb's plugin the first row also carries the seed
-    ``phrases``' paths (``paths``), saving the round trip of :func:`cy.seed_paths`."""
+    """The ranked chunks; on FalkorDB and on Neo4j with kgdb's plugin the first row also
+    carries the seed ``phrases``' paths (``paths``), saving the round trip of
+    :func:`cy.seed_paths`."""
     if store.dialect.NAME == "falkordb":
         return [dict(r) for r in store.run(cy.udf_ppr_chunks(
-            seeds, damping=o.damping, epsilon=o.epsilon, k=o.passages, boost=boost)).records()]
+            seeds, damping=o.damping, epsilon=o.epsilon, k=o.passages, boost=boost,
+            paths_from=phrases, paths_of=PATHS_OF, d=store.dialect)).records()]
     if store.dialect.PPR is not None and projected:  # kgdb's Neo4j plugin
         return [dict(r) for r in store.run(cy.native_ppr_chunks(
             store.dialect, seeds, damping=o.damping, epsilon=o.epsilon, k=o.passages,

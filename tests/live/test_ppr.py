@@ -569,3 +569,68 @@ def test_solver_checks_the_kept_graph_in_its_seed_statement(store: Any, embedder
                         write=True))
     with pytest.raises(PprError, match="no retrieval graph"):
         PprSolver().retrieve(store, embedder, question, options)
+
+
+def test_paths_come_with_pagerank(store: Any, embedder: Any, tmp_path: Path) -> None:
+    """The evidence's paths come in PageRank's statement (FalkorDB's kgdb.pprStored, Neo4j's
+    plugin): two statements per question once the graph's names are kept, the seeds and
+    PageRank with the paths, which equal :func:`cy.seed_paths` run on its own."""
+    from kgdb.retrieve.ppr import PATHS_OF
+
+    if store.dialect.NAME == "falkordb":
+        udf.install(store)
+    _load(store, embedder, tmp_path, SCIENTISTS)
+    build_graph(store, embedder)
+    one_call = store.dialect.NAME == "falkordb" or store.dialect.PPR is not None
+    checked = 0
+    for question in [*SCIENTIST_QUESTIONS, *SCIENTIST_QUESTIONS]:
+        evidence = PprSolver().retrieve(store, embedder, question,
+                                        PprOptions(seed_passages=3, sentences=2))
+        seeds = evidence.detail["seeds"]
+        assert isinstance(seeds, list)
+        phrases = sorted({str(s["phrase"]) for s in seeds
+                          if isinstance(s, dict) and "phrase" in s})
+        best = [p.id for p in evidence.passages[:PATHS_OF]]
+        expected: dict[str, list[list[str]]] = {}
+        for r in store.run(cy.seed_paths(best, phrases)).records():
+            step = [str(r["phrase"]), *([str(r["via"])] if r["via"] else [])]
+            expected.setdefault(str(r["chunk"]), []).append([*step, str(r["chunk"])])
+        for b in evidence.detail.get("bridges") or []:
+            assert isinstance(b, dict)
+            if b["chunk"] in best:
+                expected.setdefault(str(b["chunk"]), []).append(
+                    [str(b["from"]), str(b["phrase"]), str(b["chunk"])])
+        if phrases and best:
+            assert evidence.detail["paths"] == expected, question
+            checked += bool(expected)
+        if one_call and question in SCIENTIST_QUESTIONS[1:]:  # the names are kept by now
+            assert len(evidence.statements) == 2, [s.text[:40] for s in evidence.statements]
+            assert not any("$chunks" in s.text for s in evidence.statements)
+    assert checked >= 3
+
+
+def test_seed_statement_takes_the_bridge_from_the_passage_search(store: Any, embedder: Any,
+                                                                tmp_path: Path) -> None:
+    """With passage seeds, the bridge starts at the nearest of them (one chunk search, not
+    two): the same rows as the passage and bridge parts asked separately."""
+    _load(store, embedder, tmp_path, SCIENTISTS)
+    build_graph(store, embedder)
+    bridged = 0
+    for question in SCIENTIST_QUESTIONS:
+        vector = [float(x) for x in embedder.embed([question])[0]]
+
+        def rows(passages: int, bridges: bool, vector: list[float] = vector) -> list[str]:
+            statement = cy.seeds(store.dialect, vector, named=[], sentences=0, names=0,
+                                 passages=passages, bridges=bridges)
+            assert statement is not None
+            return sorted(json.dumps(r, sort_keys=True)
+                          for r in store.run(statement).records())
+
+        both = cy.seeds(store.dialect, vector, named=[], sentences=0, names=0, passages=3,
+                        bridges=True)
+        assert both is not None  # sentences=0, names=0: chunk searches alone
+        assert both.text.count("queryNodes(") + both.text.count("nearestNodes(") == 1
+        together = rows(3, True)
+        assert together == sorted(rows(3, False) + rows(0, True)), question
+        bridged += any('"bridge"' in r for r in together)
+    assert bridged >= 1  # the Hello Love question: its nearest passage names Tennessee
