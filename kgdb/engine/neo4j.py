@@ -325,10 +325,10 @@ def _param(value: Any) -> Any:
         return value.tolist()
     if isinstance(value, np.generic):
         return value.item()
-    if isinstance(value, (list, tuple)):
-        return [_param(v) for v in value]
+    if isinstance(value, (list, tuple)):  # scalar items (a vector's floats) without a call
+        return [v if type(v) in _SCALARS else _param(v) for v in value]
     if isinstance(value, dict):
-        return {k: _param(v) for k, v in value.items()}
+        return {k: v if type(v) in _SCALARS else _param(v) for k, v in value.items()}
     return value
 
 
@@ -344,10 +344,10 @@ def _value(value: Any) -> Any:
     if isinstance(value, graph.Path):
         return PathValue(tuple(_value(n) for n in value.nodes),
                          tuple(_value(r) for r in value.relationships))
-    if isinstance(value, list):
-        return [_value(v) for v in value]
+    if isinstance(value, list):  # scalar items and fields without a call
+        return [v if type(v) in _SCALARS else _value(v) for v in value]
     if isinstance(value, dict):
-        return {k: _value(v) for k, v in value.items()}
+        return {k: v if type(v) in _SCALARS else _value(v) for k, v in value.items()}
     if hasattr(value, "iso_format"):
         return value.iso_format()
     if isinstance(value, (dt.date, dt.time, dt.datetime)):
