@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 import math
+import time
 from typing import Any
 
 import numpy as np
@@ -80,10 +81,15 @@ class FalkorDBStore(GraphStore):
 
         query = _params_header(statement.params) + statement.text
         timeout_ms = int((timeout_s or self.timeout_s) * 1000)
+        # the client's public API: GRAPH.QUERY for writes, GRAPH.RO_QUERY for reads
+        send = self._graph.query if statement.write else self._graph.ro_query
         try:
-            # the client's public API: GRAPH.QUERY for writes, GRAPH.RO_QUERY for reads
-            send = self._graph.query if statement.write else self._graph.ro_query
-            raw = send(query, timeout=timeout_ms)
+            try:
+                raw = send(query, timeout=timeout_ms)
+            except redis.ResponseError as exc:
+                if _INDEX_NOT_READY not in str(exc) or not self._wait_for_indexes():
+                    raise
+                raw = send(query, timeout=timeout_ms)
         except redis.ResponseError as exc:
             raise _statement_error(str(exc), statement) from None
         except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
@@ -98,6 +104,29 @@ class FalkorDBStore(GraphStore):
             "indexes_created": raw.indices_created, "run_time_ms": raw.run_time_ms,
         }
         return Result(columns, rows, stats)
+
+    def _wait_for_indexes(self) -> bool:
+        """Wait until no index of the graph is being built; False if none was. A server that
+        has just loaded a graph (a restart of the embedded one) rebuilds its vector indexes in
+        the background, and until each is built FalkorDB refuses its queries with "Invalid
+        arguments for procedure 'db.idx.vector.queryNodes'" (the 10x corpus: several seconds).
+        Waits while the build makes progress, at most this store's timeout without any."""
+        waited, deadline = False, time.monotonic() + self.timeout_s
+        seen: tuple[str, ...] = ()
+        while True:
+            pending = tuple(f"{i.kind} :{i.label}({', '.join(i.properties)}) {i.state}"
+                            for i in self.indexes() if i.state != "ONLINE")
+            if not pending:
+                return waited
+            if not waited:
+                log.warning("%s is still building indexes (%s); waiting", self.address,
+                            ", ".join(pending))
+            waited = True
+            if pending != seen:
+                seen, deadline = pending, time.monotonic() + self.timeout_s
+            if time.monotonic() > deadline:
+                return True  # the retry reports FalkorDB's own error
+            time.sleep(0.1)
 
     def _prepare(self, statement: Statement) -> Statement:
         if not statement.params:
@@ -174,6 +203,10 @@ class FalkorDBStore(GraphStore):
 
     def graphs(self) -> list[str]:
         return list(self._db.list_graphs())
+
+
+_INDEX_NOT_READY = "Invalid arguments for procedure 'db.idx.vector.query"
+"""How FalkorDB 4.16 refuses a vector query while that index is being built."""
 
 
 def _statement_error(message: str, statement: Statement) -> EngineError:

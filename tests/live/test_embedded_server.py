@@ -132,3 +132,35 @@ def test_two_processes_share_one_server(home: Path) -> None:
     servers = subprocess.run(["pgrep", "-f", f"redis-server 127.0.0.1:{state.port}"],
                              capture_output=True, text=True).stdout.split()
     assert len(servers) == 1
+
+
+def test_vector_queries_wait_for_the_indexes_a_restart_rebuilds(
+        home: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A restarted server replays the append-only file, and an index created after its nodes
+    (as `kgdb index ppr` creates the sentence index) is then built in the background; until it
+    is, FalkorDB refuses its queries ("Invalid arguments for procedure
+    'db.idx.vector.queryNodes'": the first question after `kgdb db stop` on the 10x corpus
+    failed so). kgdb waits for the build and answers."""
+    import numpy as np
+
+    from kgdb.schema.apply import await_indexes
+
+    store = _store(home)
+    rng = np.random.default_rng(3)
+    for _ in range(12):
+        rows = rng.standard_normal((5000, 64)).astype(np.float32).tolist()
+        store.run("UNWIND $rows AS r CREATE (:V {embedding: vecf32(r)})", {"rows": rows},
+                  write=True)
+    store.run("CREATE VECTOR INDEX FOR (n:V) ON (n.embedding) OPTIONS {dimension: 64, "
+              "similarityFunction: 'euclidean'}", write=True)
+    await_indexes(store)
+    store.close()
+    EmbeddedServer(home).stop()
+    store = _store(home)  # starts the server again: it replays the nodes, then the index
+    query = "CALL db.idx.vector.queryNodes('V', 'embedding', 3, vecf32($q)) YIELD node " \
+            "RETURN count(node) AS n"
+    with caplog.at_level("WARNING", logger="kgdb"):
+        assert store.run(query, {"q": rng.standard_normal(64).tolist()}).value(0) == 3
+    assert "still building indexes" in caplog.text  # the window was hit, and waited out
+    assert all(i.state == "ONLINE" for i in store.indexes())
+    store.close()
