@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from kgdb.dialects.neo4j import Neo4jDialect, Neo4jNativeDialect
-from kgdb.engine.base import GraphStore, NodeValue, PathValue, RelationshipValue, Result
+from kgdb.engine.base import SCALARS, GraphStore, NodeValue, PathValue, RelationshipValue, Result
 from kgdb.errors import (
     ConfigError,
     EngineConnectionError,
@@ -309,13 +309,8 @@ class _Vector(list[float]):
         return f"<{len(self)}-d vector>"
 
 
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-"""Values that pass both ways as they are: checked first, by exact type (every parameter item
-and result cell goes through :func:`_param` or :func:`_value`)."""
-
-
 def _param(value: Any) -> Any:
-    if type(value) in _SCALARS:
+    if type(value) in SCALARS:
         return value
     if isinstance(value, np.ndarray):
         if value.dtype.kind == "f" and value.ndim == 1:
@@ -326,14 +321,14 @@ def _param(value: Any) -> Any:
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, (list, tuple)):  # scalar items (a vector's floats) without a call
-        return [v if type(v) in _SCALARS else _param(v) for v in value]
+        return [v if type(v) in SCALARS else _param(v) for v in value]
     if isinstance(value, dict):
-        return {k: v if type(v) in _SCALARS else _param(v) for k, v in value.items()}
+        return {k: v if type(v) in SCALARS else _param(v) for k, v in value.items()}
     return value
 
 
 def _value(value: Any) -> Any:
-    if type(value) in _SCALARS:
+    if type(value) in SCALARS:
         return value
     from neo4j import graph
 
@@ -345,9 +340,9 @@ def _value(value: Any) -> Any:
         return PathValue(tuple(_value(n) for n in value.nodes),
                          tuple(_value(r) for r in value.relationships))
     if isinstance(value, list):  # scalar items and fields without a call
-        return [v if type(v) in _SCALARS else _value(v) for v in value]
+        return [v if type(v) in SCALARS else _value(v) for v in value]
     if isinstance(value, dict):
-        return {k: v if type(v) in _SCALARS else _value(v) for k, v in value.items()}
+        return {k: v if type(v) in SCALARS else _value(v) for k, v in value.items()}
     if hasattr(value, "iso_format"):
         return value.iso_format()
     if isinstance(value, (dt.date, dt.time, dt.datetime)):

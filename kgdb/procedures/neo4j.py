@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from importlib.metadata import version
 from typing import Any
 
@@ -53,21 +53,20 @@ def install(store: Any, rulesets: dict[str, RuleSet], *, service: bool = True,
     present = {r["name"]: r for r in store.run(cy.installed()).records()
                if str(r["name"]).startswith(cy.NAMESPACE + ".")}
     stamp = _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds")
-    with _administration(store):
-        for procedure in wanted:
-            system.run(cy.install(procedure, database, stamp))
-        for name, row in present.items():
-            if name not in {p.name for p in wanted}:
-                system.run(cy.drop(str(row["kind"]), name, database))
 
-    def reinstall(names: list[str]) -> None:
+    def write(names: Collection[str]) -> None:
         with _administration(store):
             for procedure in wanted:
                 if procedure.called_as in names:
                     system.run(cy.install(procedure, database, stamp))
 
+    write({p.called_as for p in wanted})
+    with _administration(store):
+        for name, row in present.items():
+            if name not in {p.name for p in wanted}:
+                system.run(cy.drop(str(row["kind"]), name, database))
     _wait_registered(store, {p.called_as: cy.installed_description(p, stamp) for p in wanted},
-                     wait_s, reinstall)
+                     wait_s, write)
     at = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     store.run(cy.record(wanted, version("kgdb"), at))
     return {"database": database, "installed": [p.called_as for p in wanted],
@@ -191,7 +190,7 @@ def _wait_registered(store: GraphStore, wanted: dict[str, str], wait_s: float,
     database, and the next refresh runs only if an install's ``lastUpdated`` is later than
     that time; an install that set ``lastUpdated`` before the refresh noted its time but
     committed after the refresh read is never registered (seen once in CI: one procedure
-    of 17 not callable after 90 s with ``apoc.custom.procedures.refresh=250``). So a
+    not callable after 90 s with ``apoc.custom.procedures.refresh=250``). So a
     procedure still not callable after :data:`REINSTALL_S` is written again, which sets a
     later ``lastUpdated``.
     """

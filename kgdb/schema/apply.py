@@ -256,23 +256,14 @@ def await_indexes(store: GraphStore, timeout_s: float = 600.0,
     and each of ``vectors`` answers a query (a re-created FalkorDB index can be listed before
     its procedure accepts calls)."""
     wait = store.dialect.await_indexes()
-    deadline = time.monotonic() + timeout_s
     if wait is not None:
         store.run(wait)
-    seen: tuple[str, ...] = ()
-    while wait is None:
-        pending = [i for i in store.indexes() if i.state != "ONLINE"]
-        if not pending:
-            break
-        # FalkorDB reports progress ("[Indexing] 894985/919361"): a large index may take
-        # longer than timeout_s as long as it keeps moving.
-        states = tuple(i.state for i in pending)
-        if states != seen:
-            seen, deadline = states, max(deadline, time.monotonic() + timeout_s)
-        if time.monotonic() > deadline:
+    else:
+        pending = store.wait_for_indexes(timeout_s)
+        if pending:
             raise SchemaError(f"indexes made no progress for {timeout_s:.0f} s: " + ", ".join(
                 f"{i.kind} :{i.label}({', '.join(i.properties)}) {i.state}" for i in pending))
-        time.sleep(0.1)
+    deadline = time.monotonic() + timeout_s
     for info in vectors:
         probe = catalog.vector_probe(store.dialect, info.label, info.properties[0],
                                      int(info.dimension or 1),

@@ -282,15 +282,13 @@ final class VectorMatrix {
          * the log has forgotten some of them. */
         synchronized long[] since(long since, long upTo) {
             if (since + 1 < first || upTo > version.get()) return null;
-            int skip = (int) (since + 1 - first);
-            java.util.Iterator<long[]> entries = log.iterator();
-            for (int i = 0; i < skip; i++) entries.next();
-            long[] out = new long[0];
-            for (long v = since + 1; v <= upTo; v++) {
-                long[] ids = entries.next();
-                int at = out.length;
-                out = Arrays.copyOf(out, at + ids.length);
+            List<long[]> entries = new ArrayList<>(log).subList((int) (since + 1 - first),
+                    (int) (upTo + 1 - first));
+            long[] out = new long[entries.stream().mapToInt(ids -> ids.length).sum()];
+            int at = 0;
+            for (long[] ids : entries) {
                 System.arraycopy(ids, 0, out, at, ids.length);
+                at += ids.length;
             }
             return out;
         }
