@@ -279,28 +279,6 @@ class GraphStore(abc.ABC):
             self.run(self.dialect.list_constraints()).records())
         return found
 
-    def wait_for_indexes(self, timeout_s: float, *,
-                         on_wait: Callable[[list[IndexInfo]], None] | None = None
-                         ) -> list[IndexInfo]:
-        """Poll :meth:`indexes` until none is being built: ``[]`` then, else the ones still
-        pending once none has made progress for ``timeout_s`` (FalkorDB reports progress,
-        "[Indexing] 894985/919361": a large index may take longer as long as it keeps
-        moving). ``on_wait`` is told the pending ones once, if there are any."""
-        deadline = time.monotonic() + timeout_s
-        seen: tuple[str, ...] = ()
-        while True:
-            pending = [i for i in self.indexes() if i.state != "ONLINE"]
-            if not pending:
-                return []
-            if not seen and on_wait is not None:
-                on_wait(pending)
-            states = tuple(i.state for i in pending)
-            if states != seen:
-                seen, deadline = states, max(deadline, time.monotonic() + timeout_s)
-            if time.monotonic() > deadline:
-                return pending
-            time.sleep(0.1)
-
     def __enter__(self) -> GraphStore:
         return self
 
@@ -319,3 +297,25 @@ def batched(rows: Iterable[T], size: int) -> Iterator[list[T]]:
     if batch:
         yield batch
 
+
+def wait_for_index_builds(store: Any, timeout_s: float, *,
+                          on_wait: Callable[[list[IndexInfo]], None] | None = None
+                          ) -> list[IndexInfo]:
+    """Poll ``store.indexes()`` until none is being built: ``[]`` then, else the ones still
+    pending once none has made progress for ``timeout_s`` (FalkorDB reports progress,
+    "[Indexing] 894985/919361": a large index may take longer as long as it keeps moving).
+    ``on_wait`` is told the pending ones once, if there are any."""
+    deadline = time.monotonic() + timeout_s
+    seen: tuple[str, ...] = ()
+    while True:
+        pending = [i for i in store.indexes() if i.state != "ONLINE"]
+        if not pending:
+            return []
+        if not seen and on_wait is not None:
+            on_wait(pending)
+        states = tuple(i.state for i in pending)
+        if states != seen:
+            seen, deadline = states, max(deadline, time.monotonic() + timeout_s)
+        if time.monotonic() > deadline:
+            return pending
+        time.sleep(0.1)

@@ -17,6 +17,7 @@ from kgdb.engine.base import (
     PathValue,
     RelationshipValue,
     Result,
+    wait_for_index_builds,
 )
 from kgdb.engine.embedded import EmbeddedServer
 from kgdb.errors import (
@@ -125,7 +126,7 @@ class FalkorDBStore(GraphStore):
             log.warning("%s is still building indexes (%s); waiting", self.address, ", ".join(
                 f"{i.kind} :{i.label}({', '.join(i.properties)}) {i.state}" for i in pending))
 
-        self.wait_for_indexes(self.timeout_s, on_wait=note)  # then the retry reports
+        wait_for_index_builds(self, self.timeout_s, on_wait=note)  # then the retry reports
         return waited
 
     def _prepare(self, statement: Statement) -> Statement:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from kgdb.cypher import catalog
 from kgdb.dialects.base import Dialect, IndexInfo
 from kgdb.embed.base import Embedder
-from kgdb.engine.base import GraphStore
+from kgdb.engine.base import GraphStore, wait_for_index_builds
 from kgdb.errors import EmbeddingDimensionError, SchemaError, StatementError
 from kgdb.schema.model import Schema, TypeDef
 from kgdb.statement import Operation
@@ -259,7 +259,7 @@ def await_indexes(store: GraphStore, timeout_s: float = 600.0,
     if wait is not None:
         store.run(wait)
     else:
-        pending = store.wait_for_indexes(timeout_s)
+        pending = wait_for_index_builds(store, timeout_s)
         if pending:
             raise SchemaError(f"indexes made no progress for {timeout_s:.0f} s: " + ", ".join(
                 f"{i.kind} :{i.label}({', '.join(i.properties)}) {i.state}" for i in pending))
