@@ -155,11 +155,14 @@ def bench_embed(models: list[str], count: int, rounds: int = 3) -> dict[str, Any
 
 
 def index_state(store: Any) -> dict[str, Any]:
-    """How ``store`` finds nearest-node candidates (exact or approximate) and, on a Neo4j with
-    kgdb's plugin, the state of each exact in-memory copy (kgdb.vectorIndexes)."""
+    """How ``store`` finds nearest-node candidates (exact or approximate), the labels FalkorDB
+    scans exactly (``full_scan``) and, on a Neo4j with kgdb's plugin, the state of each exact
+    in-memory copy (kgdb.vectorIndexes)."""
     from kgdb.cypher.link import vector_index_state
 
     state: dict[str, Any] = {"vector_search": store.dialect.VECTOR_SEARCH}
+    if store.dialect.full_scan:
+        state["full_scan"] = sorted(store.dialect.full_scan)
     if store.dialect.NATIVE:
         state["indexes"] = [row for row in store.run(vector_index_state()).records()
                             if row["state"] != "none"]

@@ -45,6 +45,10 @@ class Environment(BaseSettings):
         "`1`: debug logging and tracebacks of internal errors"))
     KGDB_NATIVE: bool = Field(default=True, description=(
         "`0`: plain Cypher on a Neo4j with kgdb's plugin (default: use its native procedures)"))
+    KGDB_FULL_SCAN: int = Field(default=10000, ge=0, description=(
+        "FalkorDB: a label with at most this many nodes is searched for the nearest vectors "
+        "exactly, by a scan (as on Neo4j with kgdb's plugin); a larger one through its HNSW "
+        "index (approximate, then re-ranked exactly). 0: always the index"))
     KGDB_NEO4J_PLUGIN: bool = Field(default=True, description=(
         "`0`: `kgdb neo4j start` starts Neo4j without kgdb's plugin"))
     KGDB_EMBED_MODEL: str = Field(default="minilm", description=(

@@ -297,14 +297,15 @@ def set_document_hashes(hashes: Sequence[tuple[str, str, int]]) -> Statement:
 def nearest_chunk_documents(d: Dialect, vector: Sequence[float], k: int) -> Statement:
     """The ``k`` chunks nearest to ``vector``: rows ``chunk, document, text, distance`` (L2).
 
-    A dialect with a native back end (Neo4j with kgdb's plugin) asks its exact search
-    (``kgdb.nearestNodes``: an in-memory copy of the index's vectors, exact L2), as the
-    ``ppr`` solver's seeds do (kgdb/cypher/pagerank.py); at 10x Lucene's HNSW took 18-30 ms
-    per search. The others take L2 from the vector index's score: ranking chunks does not
-    need :meth:`Dialect.exact_l2_distance`, which GSD's sums do, and on Neo4j that exact sum
-    over 384 dimensions costs 0.6 s for 400 rows."""
-    if d.NATIVE is not None:
-        head = f"{d.exact_nearest(CHUNK, 'embedding', '$k', '$vector', '$vector')}\n"
+    Where the dialect searches chunks exactly (:meth:`Dialect.exact_search`: Neo4j with
+    kgdb's plugin, ``kgdb.nearestNodes`` over an in-memory copy of the index's vectors; FalkorDB
+    while the chunks are few enough to scan) it does, as the ``ppr`` solver's seeds do
+    (kgdb/cypher/pagerank.py); at 10x Lucene's HNSW took 18-30 ms per search. The others take
+    L2 from the vector index's score: ranking chunks does not need
+    :meth:`Dialect.exact_l2_distance`, which GSD's sums do, and on Neo4j that exact sum over
+    384 dimensions costs 0.6 s for 400 rows."""
+    if d.exact_search(CHUNK):
+        head = f"{d.exact_nearest(CHUNK, 'embedding', '$k', '$vector', d.vector_value('$vector'))}\n"
     else:
         head = (f"{d.vector_search_call(CHUNK, 'embedding', '$k', '$vector')}\n"
                 f"WITH node, {d.score_to_l2('score')} AS distance\n")
@@ -316,8 +317,10 @@ def nearest_chunk_documents(d: Dialect, vector: Sequence[float], k: int) -> Stat
 
 def passage_search(d: Dialect) -> str:
     """Which search :func:`nearest_chunk_documents` runs on ``d``: ``kgdb.nearestNodes`` (the
-    exact search of kgdb's Neo4j plugin) or ``vector index``."""
-    return "kgdb.nearestNodes" if d.NATIVE is not None else "vector index"
+    exact search of kgdb's Neo4j plugin), ``scan`` (exact, FalkorDB) or ``vector index``."""
+    if d.NATIVE is not None:
+        return "kgdb.nearestNodes"
+    return "scan" if d.exact_search(CHUNK) else "vector index"
 
 
 def count_entities() -> Statement:

@@ -512,15 +512,16 @@ _BRIDGES = (f"MATCH (top)<-[:{PHRASE_IN}]-(p:{PHRASE})-[e:{PHRASE_IN}]->(c:{CHUN
 
 def _nearest(d: Dialect, p: Params, label: str, name: str, k: int, vector: str) -> str:
     """The head of a seed search: the ``k`` ``label`` nodes nearest ``vector``, as rows
-    ``node, distance`` (L2), nearest first (parameter ``<name>s``). A dialect with a native
-    back end (Neo4j with kgdb's plugin) asks its exact search (``kgdb.nearestNodes``: an
-    in-memory copy of the index's vectors, exact L2; at 10x the Lucene HNSW searches took
-    14-105 ms each, growing with the index's segments); the others ask the vector index for
+    ``node, distance`` (L2), nearest first (parameter ``<name>s``). Where the dialect searches
+    ``label`` exactly (:meth:`Dialect.exact_search`: Neo4j with kgdb's plugin,
+    ``kgdb.nearestNodes`` over an in-memory copy of the index's vectors, where at 10x the
+    Lucene HNSW searches took 14-105 ms each, growing with the index's segments; FalkorDB
+    while the label is small enough to scan) it does; otherwise it asks the vector index for
     at least SEED_BEAM nodes (parameter ``<name>_beam``) and keep the nearest ``k`` by the
     distance its score gives."""
     limit = p.add(f"{name}s", k)
-    if d.NATIVE is not None:
-        return (f"{d.exact_nearest(label, 'embedding', limit, vector, vector)}\n"
+    if d.exact_search(label):
+        return (f"{d.exact_nearest(label, 'embedding', limit, vector, d.vector_value(vector))}\n"
                 f"WITH node, distance\n"
                 f"ORDER BY distance ASC, node.id ASC LIMIT {limit}\n")
     beam = p.add(f"{name}_beam", max(k, SEED_BEAM))

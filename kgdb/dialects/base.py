@@ -327,6 +327,18 @@ class Dialect(abc.ABC):
         distance = self.exact_l2_prepared(f"node.{self.ident(prop)}", prepared)
         return f"{call}\nWITH node, {distance} AS distance"
 
+    @property
+    def full_scan(self) -> frozenset[str]:
+        """The labels :meth:`exact_nearest` scans (every node's distance) instead of asking
+        their approximate index; only FalkorDB has any (``KGDB_FULL_SCAN``)."""
+        return frozenset()
+
+    def exact_search(self, label: str) -> bool:
+        """Whether :meth:`exact_nearest` over ``label`` finds the exact nearest nodes (all of
+        them, not what an approximate index proposed): on Neo4j with kgdb's plugin always, on
+        FalkorDB for a label small enough to scan (:attr:`full_scan`)."""
+        return self.NATIVE is not None or label in self.full_scan
+
     VECTOR_OVERFETCH: ClassVar[int] = 4
     """An approximate index is asked for this many times k (and at least
     :attr:`VECTOR_BEAM_MIN`); callers ORDER BY the exact distance and LIMIT k."""

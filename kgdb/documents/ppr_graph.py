@@ -157,7 +157,7 @@ def build_graph(store: GraphStore, embedder: Embedder, options: GraphOptions | N
         return report
     store.run(cy.write_meta(json.dumps({**asdict(options), "format": FORMAT}, sort_keys=True),
                             time.time()))
-    if store.dialect.NAME == "falkordb":
+    if store.dialect.PROCEDURES == "udf":
         from kgdb.procedures import falkordb as udf
 
         if not udf.status(store).get("up_to_date"):  # kgdb.ppr runs the solver's PageRank
@@ -209,6 +209,11 @@ def _ensure_indexes(store: GraphStore, embedder: Embedder, *, vectors: bool = Tr
             for op in d.create_vector_index(label, "embedding", embedder.dimension):
                 execute_ddl(store, op)
             wanted.append(key)
+    # the stored projection's blocks are MERGEd by number (757 at 10x): without an index
+    # each write scans every block
+    if ("range", "node", cy.BLOCK_LABEL, ("block",)) not in have:
+        for op in d.create_range_index(cy.BLOCK_LABEL, "block"):
+            execute_ddl(store, op)
     if wanted:
         from kgdb.dialects.base import IndexInfo
 

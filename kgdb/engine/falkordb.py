@@ -5,10 +5,12 @@ from __future__ import annotations
 import functools
 import logging
 import math
+import time
 from typing import Any
 
 import numpy as np
 
+from kgdb.config import environment
 from kgdb.dialects.falkordb import FalkorDBDialect
 from kgdb.engine.base import (
     SCALARS,
@@ -38,18 +40,22 @@ log = logging.getLogger("kgdb")
 class FalkorDBStore(GraphStore):
     """A FalkorDB graph. With ``server`` set, it is the embedded one and restarts it if it dies."""
 
+    dialect: FalkorDBDialect
+
     def __init__(self, host: str, port: int, password: str | None, graph: str, *,
                  server: EmbeddedServer | None = None, timeout_s: float = 300.0,
                  create: bool = True) -> None:
         import falkordb
 
-        self.dialect = FalkorDBDialect()
+        self.dialect = FalkorDBDialect(scan_labels=self.scan_labels)
         self.host, self.port, self.graph_name = host, port, graph
         self._password = password
         self._server = server
         self.timeout_s = timeout_s
         self._create = create
         self._falkordb = falkordb
+        self._scan_checked = -math.inf
+        self._scan: frozenset[str] = frozenset()
         self._connect()
 
     def _connect(self) -> None:
@@ -72,6 +78,38 @@ class FalkorDBStore(GraphStore):
             self.close()
             raise GraphNotFoundError(f"FalkorDB at {self.host}:{self.port} has no graph "
                                      f"{self.graph_name!r}")
+
+    FULL_SCAN_RECHECK_S = 1.0
+    """How old the label sizes behind :meth:`scan_labels` may be: after kgdb's own writes
+    they are read again at the next search, after other clients' within this time."""
+
+    def scan_labels(self) -> frozenset[str]:
+        """The labels the dialect searches exactly by a scan: those with at most
+        ``KGDB_FULL_SCAN`` nodes. Read again (one O(1) statement, ``db.meta.stats``) when
+        kgdb wrote since, or after :attr:`FULL_SCAN_RECHECK_S`; asked only as a vector search
+        is built, so loads run no extra statements."""
+        if time.monotonic() - self._scan_checked > self.FULL_SCAN_RECHECK_S:
+            self.refresh_full_scan()
+        return self._scan
+
+    def refresh_full_scan(self) -> None:
+        """Read the label sizes behind :meth:`scan_labels` now. A server without
+        ``db.meta.stats`` keeps every label on its index."""
+        import redis
+
+        self._scan_checked = time.monotonic()
+        limit = environment().KGDB_FULL_SCAN
+        if limit == 0:
+            self._scan = frozenset()
+            return
+        try:
+            raw = self._graph.ro_query(self.dialect.label_sizes().text)
+            sizes = raw.result_set[0][0]
+        except (redis.ResponseError, redis.ConnectionError, redis.TimeoutError, OSError,
+                IndexError):
+            return  # the index, until the sizes can be read (a lost server is reported
+            # by the statement itself)
+        self._scan = frozenset(label for label, count in sizes.items() if int(count) <= limit)
 
     def _ensure_graph(self) -> None:
         # GRAPH.RO_QUERY on a key that does not exist fails ("empty key"); a write query
@@ -101,6 +139,8 @@ class FalkorDBStore(GraphStore):
             raise _statement_error(str(exc), statement) from None
         except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
             raise self._unavailable(exc) from None
+        if statement.write:
+            self._scan_checked = -math.inf  # the sizes are read again at the next search
         columns = [str(h[1]) for h in raw.header]
         rows = [[_value(v) for v in row] for row in raw.result_set]
         stats = {
@@ -140,11 +180,13 @@ class FalkorDBStore(GraphStore):
 
         args = [self.graph_name if a is GRAPH_KEY else a for a in command.args]
         try:
-            return self._db.connection.execute_command(command.name, *args)
+            reply = self._db.connection.execute_command(command.name, *args)
         except redis.ResponseError as exc:
             raise StatementError(f"{command.description or command.name}: {exc}") from None
         except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
             raise self._unavailable(exc) from None
+        self._scan_checked = -math.inf  # GRAPH.BULK adds nodes
+        return reply
 
     def _unavailable(self, exc: BaseException) -> EngineError:
         if self._server is not None and self._server.status() is None:
@@ -184,6 +226,7 @@ class FalkorDBStore(GraphStore):
         """Delete the graph's key altogether (bench graphs, tests)."""
         import redis
 
+        self._scan_checked = -math.inf
         try:
             self._graph.delete()
         except redis.ResponseError:

@@ -256,7 +256,7 @@ def _pagerank(store: GraphStore, seeds: dict[int, float], boost: dict[int, float
     """The ranked chunks; on FalkorDB and on Neo4j with kgdb's plugin the first row also
     carries the seed ``phrases``' paths (``paths``), saving the round trip of
     :func:`cy.seed_paths`."""
-    if store.dialect.NAME == "falkordb":
+    if store.dialect.PROCEDURES == "udf":  # FalkorDB: kgdb's UDF library has kgdb.ppr
         return [dict(r) for r in store.run(cy.udf_ppr_chunks(
             seeds, damping=o.damping, epsilon=o.epsilon, k=o.passages, boost=boost,
             paths_from=phrases, paths_of=PATHS_OF, d=store.dialect)).records()]

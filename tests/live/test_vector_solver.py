@@ -1,7 +1,8 @@
-"""The ``vector`` solver (plain chunk vector search) on every path: FalkorDB's vector index,
-Neo4j's Lucene index (plain Cypher) and, on Neo4j with kgdb's plugin, the plugin's exact
-``kgdb.nearestNodes``. Each says which it used (``passage_search``) and all give the exact
-nearest chunks (numpy over the same embeddings)."""
+"""The ``vector`` solver (plain chunk vector search) on every path: FalkorDB's exact scan
+(chunks under ``KGDB_FULL_SCAN``) and its vector index, Neo4j's Lucene index (plain Cypher)
+and, on Neo4j with kgdb's plugin, the plugin's exact ``kgdb.nearestNodes``. Each says which it
+used (``passage_search``) and all give the exact nearest chunks (numpy over the same
+embeddings)."""
 
 from __future__ import annotations
 
@@ -53,10 +54,11 @@ def _same(found: list[tuple[str, float]], expected: list[tuple[str, float]]) -> 
 
 
 def test_vector_solver_on_every_path(falkordb_store: Any, neo4j_store: Any, embedder: Any,
-                                     tmp_path: Path) -> None:
+                                     tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Neo4j with kgdb's plugin searches chunks with kgdb.nearestNodes (the statement says so,
-    and the evidence's passage_search), without it and on FalkorDB with the vector index;
-    each returns the numpy reference's chunks in its order, cosines within 1e-5."""
+    and the evidence's passage_search), without it with the vector index; FalkorDB scans
+    them (12 chunks), or with KGDB_FULL_SCAN=0 asks its vector index; each returns the numpy
+    reference's chunks in its order, cosines within 1e-5."""
     if neo4j_store.plugin_version is None:
         pytest.skip(f"the Neo4j at {neo4j_store.uri} has no kgdb plugin (kgdb neo4j plugin)")
     path = tmp_path / "corpus.json"
@@ -66,8 +68,13 @@ def test_vector_solver_on_every_path(falkordb_store: Any, neo4j_store: Any, embe
     k = 5
     for question in QUESTIONS:
         expected = _reference(path, embedder, question, k)
-        runs = {"falkordb": _passages(falkordb_store, embedder, question, k),
+        runs = {"falkordb scan": _passages(falkordb_store, embedder, question, k),
                 "neo4j plugin": _passages(neo4j_store, embedder, question, k)}
+        with monkeypatch.context() as env:
+            env.setenv("KGDB_FULL_SCAN", "0")
+            falkordb_store.refresh_full_scan()
+            runs["falkordb index"] = _passages(falkordb_store, embedder, question, k)
+        falkordb_store.refresh_full_scan()
         neo4j_store.detect_plugin(use=False)
         try:
             runs["neo4j cypher"] = _passages(neo4j_store, embedder, question, k)
@@ -77,13 +84,14 @@ def test_vector_solver_on_every_path(falkordb_store: Any, neo4j_store: Any, embe
             neo4j_store.detect_plugin(use=True)
         hybrid_native = HybridSolver().retrieve(neo4j_store, embedder, question,
                                                 HybridOptions(passages=k))
+        searches = {"falkordb scan": "scan", "neo4j plugin": "kgdb.nearestNodes"}
         for name, (evidence, found) in runs.items():
-            native = name == "neo4j plugin"
-            assert evidence.detail["passage_search"] == (
-                "kgdb.nearestNodes" if native else "vector index"), name
+            search = searches.get(name, "vector index")
+            assert evidence.detail["passage_search"] == search, name
             texts = [s.text for s in evidence.statements]
-            assert any("kgdb.nearestNodes" in t for t in texts) == native, name
-            assert any("queryNodes" in t for t in texts) != native, name
+            assert any("kgdb.nearestNodes" in t for t in texts) == (
+                search == "kgdb.nearestNodes"), name
+            assert any("queryNodes" in t for t in texts) == (search == "vector index"), name
             _same(found, expected)
         assert hybrid_native.detail["passage_search"] == "kgdb.nearestNodes"
         assert hybrid_plain.detail["passage_search"] == "vector index"

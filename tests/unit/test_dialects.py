@@ -57,6 +57,20 @@ def test_score_to_l2() -> None:
     assert FalkorDBDialect().score_to_l2("score") == "score"
 
 
+def test_falkordb_scans_the_labels_it_is_told_to() -> None:
+    """A label in full_scan is searched by computing every node's distance; any other
+    through its HNSW index, as is every label on Neo4j without kgdb's plugin."""
+    d = FalkorDBDialect(scan_labels=lambda: frozenset({"Chunk"}))
+    scan = d.exact_nearest("Chunk", "embedding", "$k", "$v", d.vector_value("$v"))
+    assert d.exact_search("Chunk") and "queryNodes" not in scan
+    assert scan.startswith("MATCH (node:`Chunk`) WHERE node.`embedding` IS NOT NULL")
+    assert "vec.euclideanDistance(node.`embedding`, vecf32($v)) AS distance" in scan
+    index = d.exact_nearest("Entity", "embedding", "$k", "$v", d.vector_value("$v"))
+    assert not d.exact_search("Entity") and "db.idx.vector.queryNodes('Entity'" in index
+    assert not FalkorDBDialect().exact_search("Chunk")  # a fresh dialect: the index
+    assert not Neo4jDialect().exact_search("Chunk")
+
+
 def test_vector_values() -> None:
     assert Neo4jDialect().vector_value("row.v") == "row.v"
     assert FalkorDBDialect().vector_value("row.v") == "vecf32(row.v)"
