@@ -305,7 +305,7 @@ def nearest_chunk_documents(d: Dialect, vector: Sequence[float], k: int) -> Stat
     :meth:`Dialect.exact_l2_distance`, which GSD's sums do, and on Neo4j that exact sum over
     384 dimensions costs 0.6 s for 400 rows."""
     if d.exact_search(CHUNK):
-        head = f"{d.exact_nearest(CHUNK, 'embedding', '$k', '$vector', d.vector_value('$vector'))}\n"
+        head = f"{d.nearest_top(CHUNK, 'embedding', '$k', '$vector', d.vector_value('$vector'))}\n"
     else:
         head = (f"{d.vector_search_call(CHUNK, 'embedding', '$k', '$vector')}\n"
                 f"WITH node, {d.score_to_l2('score')} AS distance\n")

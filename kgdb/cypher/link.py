@@ -127,14 +127,12 @@ def vector_candidates(dialect: Dialect, searches: Sequence[VectorSearch], *,
         k = p.add(f"k{s}", int(search.k))
         queries = p.add(f"queries{s}", [{"query": i, "vector": v}
                                          for i, v in enumerate(search.vectors)])
-        nearest = dialect.exact_nearest(search.label, "embedding", k, "q.vector", "qv")
+        nearest = dialect.nearest_top(search.label, "embedding", k, "q.vector", "qv",
+                                      key=search.key)
         body = (f"WITH q, {dialect.vector_value('q.vector')} AS qv\n"
                 f"{nearest}\n"
-                f"WITH node.{dialect.ident(search.key)} AS id, "
-                f"node.{dialect.ident(search.shown)} AS name, distance\n"
-                "ORDER BY distance ASC, id ASC\n"
-                f"LIMIT {k}\n"
-                "RETURN id, name, distance")
+                f"RETURN node.{dialect.ident(search.key)} AS id, "
+                f"node.{dialect.ident(search.shown)} AS name, distance")
         parts.append(f"UNWIND {queries} AS q\n{dialect.subquery(['q'], body)}\n"
                      f"RETURN {s} AS search, q.query AS query, id, name, distance")
     if with_labels:

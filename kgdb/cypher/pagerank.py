@@ -521,9 +521,7 @@ def _nearest(d: Dialect, p: Params, label: str, name: str, k: int, vector: str) 
     distance its score gives."""
     limit = p.add(f"{name}s", k)
     if d.exact_search(label):
-        return (f"{d.exact_nearest(label, 'embedding', limit, vector, d.vector_value(vector))}\n"
-                f"WITH node, distance\n"
-                f"ORDER BY distance ASC, node.id ASC LIMIT {limit}\n")
+        return f"{d.nearest_top(label, 'embedding', limit, vector, d.vector_value(vector))}\n"
     beam = p.add(f"{name}_beam", max(k, SEED_BEAM))
     return (f"{d.vector_search_call(label, 'embedding', beam, vector)}\n"
             f"WITH node, {d.score_to_l2('score')} AS distance\n"

@@ -327,6 +327,15 @@ class Dialect(abc.ABC):
         distance = self.exact_l2_prepared(f"node.{self.ident(prop)}", prepared)
         return f"{call}\nWITH node, {distance} AS distance"
 
+    def nearest_top(self, label: str, prop: str, k: str, vector: str, prepared: str, *,
+                    key: str = "id") -> str:
+        """Rows ``node, distance``: the ``k`` nodes of ``label`` nearest ``vector`` by the
+        exact L2 of :meth:`exact_nearest` (arguments as there), nearest first, ties by
+        ``node.<key>``."""
+        return (f"{self.exact_nearest(label, prop, k, vector, prepared)}\n"
+                f"WITH node, distance\nORDER BY distance ASC, node.{self.ident(key)} ASC "
+                f"LIMIT {k}")
+
     @property
     def full_scan(self) -> frozenset[str]:
         """The labels :meth:`exact_nearest` scans (every node's distance) instead of asking

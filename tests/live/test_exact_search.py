@@ -36,7 +36,7 @@ def _index(store: Any) -> None:
 
 def _nearest(store: Any, query: np.ndarray, k: int) -> tuple[str, list[int], list[float]]:
     d = store.dialect
-    text = (f"{d.exact_nearest(LABEL, 'embedding', '$k', '$vector', d.vector_value('$vector'))}"
+    text = (f"{d.nearest_top(LABEL, 'embedding', '$k', '$vector', d.vector_value('$vector'))}"
             "\nRETURN node.id AS id, distance ORDER BY distance ASC, id ASC LIMIT $k")
     rows = store.run(text, {"k": k, "vector": query.tolist()}).records()
     return text, [r["id"] for r in rows], [r["distance"] for r in rows]
@@ -45,9 +45,11 @@ def _nearest(store: Any, query: np.ndarray, k: int) -> tuple[str, list[int], lis
 def test_small_labels_are_scanned_exactly(falkordb_store: Any,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """Under the limit every query's k nearest equal numpy's over the same float32 vectors,
-    without the index; at KGDB_FULL_SCAN=0 the same query asks the index."""
+    without the index (a node without a vector is skipped); at KGDB_FULL_SCAN=0 the same
+    query asks the index."""
     rng = np.random.default_rng(11)
     vectors = _fill(falkordb_store, 0, 600, rng)
+    falkordb_store.run("CREATE (:V {id: -1})", write=True)  # no vector: never a candidate
     _index(falkordb_store)
     assert falkordb_store.dialect.exact_search(LABEL)
     for _ in range(30):
@@ -58,6 +60,8 @@ def test_small_labels_are_scanned_exactly(falkordb_store: Any,
         exact = np.linalg.norm(vectors.astype(np.float64) - q, axis=1)
         assert ids == sorted(range(len(vectors)), key=lambda i: (exact[i], i))[:10]
         assert np.allclose(distances, np.sort(exact)[:10], atol=1e-5)
+    _, ids, _ = _nearest(falkordb_store, vectors[0], 700)  # more than there are vectors
+    assert sorted(ids) == list(range(600))
     monkeypatch.setenv("KGDB_FULL_SCAN", "0")
     falkordb_store.refresh_full_scan()
     assert not falkordb_store.dialect.exact_search(LABEL)

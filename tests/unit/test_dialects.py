@@ -63,8 +63,9 @@ def test_falkordb_scans_the_labels_it_is_told_to() -> None:
     d = FalkorDBDialect(scan_labels=lambda: frozenset({"Chunk"}))
     scan = d.exact_nearest("Chunk", "embedding", "$k", "$v", d.vector_value("$v"))
     assert d.exact_search("Chunk") and "queryNodes" not in scan
-    assert scan.startswith("MATCH (node:`Chunk`) WHERE node.`embedding` IS NOT NULL")
-    assert "vec.euclideanDistance(node.`embedding`, vecf32($v)) AS distance" in scan
+    assert scan.startswith("MATCH (node:`Chunk`)\n")
+    assert scan.endswith("vec.euclideanDistance(node.`embedding`, vecf32($v)) AS distance "
+                         "WHERE distance IS NOT NULL")
     index = d.exact_nearest("Entity", "embedding", "$k", "$v", d.vector_value("$v"))
     assert not d.exact_search("Entity") and "db.idx.vector.queryNodes('Entity'" in index
     assert not FalkorDBDialect().exact_search("Chunk")  # a fresh dialect: the index
