@@ -68,7 +68,12 @@ from kgdb.engine import GraphStore
 from kgdb.errors import KgdbError, StatementError
 from kgdb.ir import Candidate, LinkedEdge, LinkedNode, LinkedPattern, Pattern
 from kgdb.link import Linker, LinkError, LinkSettings
-from kgdb.link.linker import KGDB_LABELS, collect_candidates
+from kgdb.link.linker import (
+    ENTITY_TYPE_LABEL,
+    KGDB_LABELS,
+    RELATION_TYPE_LABEL,
+    collect_candidates,
+)
 from kgdb.statement import Statement, shown_params, statement_lines
 
 EngineName = Literal["cypher", "optimized", "native"]
@@ -567,10 +572,21 @@ def search(store: GraphStore, embedder: Embedder, pattern: Pattern, *, k: int = 
             expansions += 1
             match_paths.append("cypher")
     timings["match"] = (time.perf_counter() - t0) * 1000
-    paths = {"vector": "kgdb.nearestNodes" if store.dialect.NATIVE else "cypher",
+    paths = {"vector": _vector_path(store, linker),
              "match": "+".join(dict.fromkeys(match_paths)) or "none"}
     return Retrieval(pattern, subgraphs, statements, timings, settings.engine,
                      dict(report.candidates), expansions, linked, paths)
+
+
+def _vector_path(store: GraphStore, linker: Linker) -> str:
+    """How the candidates were found: ``kgdb.nearestNodes`` (Neo4j with kgdb's plugin),
+    ``cypher`` (the vector indexes), ``scan`` (FalkorDB, every label searched is small enough
+    to scan exactly) or ``cypher+scan`` (some are)."""
+    if store.dialect.NATIVE:
+        return "kgdb.nearestNodes"
+    searched = (linker.settings.label, RELATION_TYPE_LABEL, ENTITY_TYPE_LABEL)
+    scanned = sum(store.dialect.exact_search(label) for label in searched)
+    return "scan" if scanned == len(searched) else "cypher+scan" if scanned else "cypher"
 
 
 def _one_call(store: GraphStore, linker: Linker, pattern: Pattern,

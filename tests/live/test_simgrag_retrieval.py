@@ -227,6 +227,10 @@ def _agree(store, embedder, graph, triples, k, kn, kr, distinct):
                                         ("optimized", "optimized", True))
         })
         assert "kgdb" not in runs["plain"].paths["match"] + runs["plain"].paths["vector"]
+        # Neo4j without the plugin asks its vector indexes; FalkorDB scans these small
+        # labels (KGDB_FULL_SCAN), exactly like the plugin
+        assert runs["plain"].paths["vector"] == ("scan" if store.dialect.full_scan
+                                                 else "cypher")
         # one-edge components with few anchors skip the tau loop: run it for them too
         small, simgrag.SMALL_ANCHOR = simgrag.SMALL_ANCHOR, 0
         try:
