@@ -88,6 +88,23 @@ class EmbeddedServer:
             self._remove_state()
             return True
 
+    def replace(self, port: int) -> ServerState:
+        """Kill the server on ``port``, which has stopped answering, and start another; if
+        another process has replaced it already, the running server."""
+        with self._locked():
+            state = self._read_state()
+            if state is not None and state.port != port:
+                healthy = self._healthy_state()
+                if healthy:
+                    return healthy
+            if state is not None and _pid_is_server(state.pid, state.port):
+                log.warning("embedded FalkorDB (pid %d) is not answering; restarting it",
+                            state.pid)
+                os.kill(state.pid, signal.SIGKILL)
+                reap(state.pid)
+            self._remove_state()
+            return self._start()
+
     def crash_report(self) -> str:
         """The cause when the last server died of a crash it logged (a segfault or failed
         assertion: "crashed by signal: 11"), else "" (stopped, or killed from outside)."""
@@ -267,10 +284,7 @@ class EmbeddedServer:
         return False
 
     def _client(self, port: int):  # type: ignore[no-untyped-def]
-        import redis
-
-        return redis.Redis(host="127.0.0.1", port=port, password=self.password(),
-                           socket_connect_timeout=2, socket_timeout=5)
+        return unretried_client(port, self.password(), timeout_s=5)
 
     def _version(self, port: int) -> str:
         try:
@@ -298,6 +312,19 @@ class EmbeddedServer:
             return ""
         meaningful = [ln for ln in lines if ln and ("#" in ln or "error" in ln.lower())]
         return (meaningful or lines or [""])[-1][:300]
+
+
+def unretried_client(port: int, password: str | None, timeout_s: float):  # type: ignore[no-untyped-def]
+    """A client of the local server whose every command fails after ``timeout_s`` without an
+    answer. redis-py retries a timed-out command three times by default, which made one PING
+    of an unanswering server take a minute."""
+    import redis
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    return redis.Redis(host="127.0.0.1", port=port, password=password,
+                       socket_connect_timeout=2, socket_timeout=timeout_s,
+                       retry=Retry(NoBackoff(), 0))
 
 
 def _config_quote(value: str) -> str:

@@ -21,7 +21,7 @@ from kgdb.engine.base import (
     Result,
     wait_for_index_builds,
 )
-from kgdb.engine.embedded import EmbeddedServer
+from kgdb.engine.embedded import EmbeddedServer, unretried_client
 from kgdb.errors import (
     EngineConnectionError,
     EngineCrashError,
@@ -60,13 +60,7 @@ class FalkorDBStore(GraphStore):
 
     def _connect(self) -> None:
         try:
-            # The client's constructor already talks to the server (it asks whether it is a
-            # cluster): a server killed a moment ago fails here, not at the first query.
-            self._db = self._falkordb.FalkorDB(
-                host=self.host, port=self.port, password=self._password,
-                socket_connect_timeout=5, socket_keepalive=True,
-            )
-            self._graph = self._db.select_graph(self.graph_name)
+            self._open()
             exists = self._create or self.graph_name in self._db.list_graphs()
             if exists:
                 self._ensure_graph()
@@ -78,6 +72,15 @@ class FalkorDBStore(GraphStore):
             self.close()
             raise GraphNotFoundError(f"FalkorDB at {self.host}:{self.port} has no graph "
                                      f"{self.graph_name!r}")
+
+    def _open(self) -> None:
+        # The client's constructor already talks to the server (it asks whether it is a
+        # cluster): a server killed a moment ago fails here, not at the first query.
+        self._db = self._falkordb.FalkorDB(
+            host=self.host, port=self.port, password=self._password,
+            socket_connect_timeout=5, socket_keepalive=True,
+        )
+        self._graph = self._db.select_graph(self.graph_name)
 
     FULL_SCAN_RECHECK_S = 1.0
     """How old the label sizes behind :meth:`scan_labels` may be: after kgdb's own writes
@@ -111,10 +114,42 @@ class FalkorDBStore(GraphStore):
             # by the statement itself)
         self._scan = frozenset(label for label, count in sizes.items() if int(count) <= limit)
 
+    CREATE_HANG_S = 30.0
+    """How long the write that creates a graph may go unanswered on the embedded server before
+    kgdb asks whether the server answers at all. FalkorDB 4.16.3 has been seen (about once in
+    eight test-suite runs) to block its main thread for good in ``Globals_AddGraph``, a
+    graph's first write: every later command, PING included, then waits with it. Such a
+    server is replaced (its acknowledged writes are in its append-only file) and the write,
+    which never ran, is sent again."""
+
     def _ensure_graph(self) -> None:
         # GRAPH.RO_QUERY on a key that does not exist fails ("empty key"); a write query
         # creates the (empty) graph.
-        self._graph.query(self.dialect.ping().text)
+        ping = self.dialect.ping().text
+        if self._server is None:
+            self._graph.query(ping)
+            return
+        import redis
+
+        probe = unretried_client(self.port, self._password, self.CREATE_HANG_S)
+        try:
+            probe.execute_command("GRAPH.QUERY", self.graph_name, ping)
+            return
+        except redis.TimeoutError:
+            pass
+        finally:
+            probe.close()
+        if self._server.status() is not None:  # it answers PING: slow, not stuck
+            self._graph.query(ping)
+            return
+        log.warning("%s stopped answering while creating the graph (FalkorDB blocked in "
+                    "its main thread); replacing the server (log: %s)", self.address,
+                    self._server.log_file)
+        state = self._server.replace(self.port)
+        self.port, self._password = state.port, self._server.password()
+        self._db.connection.close()
+        self._open()
+        self._graph.query(ping)
 
     @property
     def address(self) -> str:

@@ -16,6 +16,7 @@ import pytest
 from kgdb.config import Settings
 from kgdb.engine import EmbeddedServer, connect
 from kgdb.errors import EngineUnavailableError
+from kgdb.statement import Statement
 
 pytestmark = pytest.mark.live
 
@@ -103,9 +104,48 @@ def test_server_dying_under_a_statement_is_reported_and_restarted(
     assert new_state is not None and new_state.pid != state.pid
 
 
-def test_non_idempotent_write_is_not_retried(home: Path) -> None:
-    from kgdb.statement import Statement
+def test_a_server_that_stops_answering_while_creating_a_graph_is_replaced(
+        home: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """FalkorDB 4.16.3 can block its main thread for good at a graph's first write (seen in
+    ``Globals_AddGraph``); a stopped process answers nothing either, PING included."""
+    from kgdb.engine.falkordb import FalkorDBStore
 
+    store = _store(home)
+    store.run("CREATE (:Before)", write=True)
+    state = EmbeddedServer(home).status()
+    assert state is not None
+    monkeypatch.setattr(FalkorDBStore, "CREATE_HANG_S", 1.0)
+    os.kill(state.pid, signal.SIGSTOP)
+    try:
+        with caplog.at_level("WARNING", logger="kgdb"):
+            store._ensure_graph()  # the write a new store sends first
+    finally:
+        if EmbeddedServer(home).status() is None:
+            os.kill(state.pid, signal.SIGCONT)  # not replaced: let the fixture stop it
+    assert any("stopped answering" in r.getMessage() for r in caplog.records)
+    new_state = EmbeddedServer(home).status()
+    assert new_state is not None and new_state.pid != state.pid
+    assert store.run("MATCH (n:Before) RETURN count(n)").value() == 1  # acknowledged: kept
+
+
+def test_a_slow_graph_creation_is_waited_for(
+        home: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the hang limit a server that still answers PING is waited for, not replaced."""
+    from kgdb.engine.falkordb import FalkorDBStore
+
+    store = _store(home)
+    state = EmbeddedServer(home).status()
+    assert state is not None
+    slow = Statement("UNWIND range(1, 2000000) AS i WITH i WHERE i < 0 RETURN count(i) AS ok")
+    monkeypatch.setattr(store.dialect, "ping", lambda: slow)
+    monkeypatch.setattr(FalkorDBStore, "CREATE_HANG_S", 0.01)
+    with caplog.at_level("WARNING", logger="kgdb"):
+        store._ensure_graph()
+    assert not any("stopped answering" in r.getMessage() for r in caplog.records)
+    assert EmbeddedServer(home).status().pid == state.pid  # type: ignore[union-attr]
+
+
+def test_non_idempotent_write_is_not_retried(home: Path) -> None:
     store = _store(home)
     state = EmbeddedServer(home).status()
     assert state is not None
