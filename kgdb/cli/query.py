@@ -9,6 +9,7 @@ import click
 
 from kgdb.cli.context import Context, pass_context
 from kgdb.cli.output import elide_vectors, emit_json, json_option, jsonable
+from kgdb.cypher import housekeeping
 
 
 @click.command()
@@ -17,9 +18,9 @@ from kgdb.cli.output import elide_vectors, emit_json, json_option, jsonable
 def stats(ctx: Context, as_json: bool) -> None:
     """Counts by label and relationship type; indexes and their state."""
     store = ctx.store
-    d = store.dialect
-    labels = {r["label"]: r["count"] for r in store.run(d.label_counts()).records()}
-    types = {r["type"]: r["count"] for r in store.run(d.relationship_type_counts()).records()}
+    labels = {r["label"]: r["count"] for r in store.run(housekeeping.label_counts()).records()}
+    types = {r["type"]: r["count"]
+             for r in store.run(housekeeping.relationship_type_counts()).records()}
     infos = store.indexes()
     indexes: list[dict[str, Any]] = [
         {"kind": i.kind, "label": i.label, "properties": list(i.properties), "state": i.state,

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgdb.cypher.conditions import comparison, constraints, node_conditions, prop
+from kgdb.cypher.housekeeping import nearest_nodes
 from kgdb.cypher.link import ENTITY_LABEL, STRUCTURAL_RELATIONS
 from kgdb.cypher.params import Params
 from kgdb.dialects.base import Dialect
@@ -186,4 +187,4 @@ def chunks_of_entities(dialect: Dialect, ids: Sequence[str], k: int) -> Statemen
 
 def nearest_chunks(dialect: Dialect, vector: Sequence[float], k: int) -> Statement:
     """The ``k`` chunks nearest to ``vector`` by L2 (the chunk vector index)."""
-    return dialect.nearest_nodes("Chunk", "embedding", vector, k, returns=("id", "text"))
+    return nearest_nodes(dialect, "Chunk", "embedding", vector, k, returns=("id", "text"))

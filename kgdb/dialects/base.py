@@ -105,7 +105,6 @@ class BulkEdges:
     pairs: Any
 
 
-_QUALIFIED_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+")
 
 
 class Dialect(abc.ABC):
@@ -302,22 +301,6 @@ class Dialect(abc.ABC):
         """
         raise NotImplementedError
 
-    def nearest_nodes(
-        self, label: str, prop: str, vector: Sequence[float], k: int, *,
-        returns: Sequence[str] = ("id", "name")
-    ) -> Statement:
-        """The ``k`` nodes of ``label`` whose ``prop`` is closest to ``vector``, by L2."""
-        call = self.vector_search_call(label, prop, "$k", "$vector")
-        projections = ", ".join(f"node.{self.ident(p)} AS {self.ident(p)}" for p in returns)
-        text = (
-            f"{call}\n"
-            f"WITH node, {self.score_to_l2('score')} AS distance\n"
-            f"RETURN {projections}, distance\n"
-            "ORDER BY distance ASC\n"
-            "LIMIT $k"
-        )
-        return Statement(text, {"k": int(k), "vector": vector})
-
     def exact_nearest(self, label: str, prop: str, k: str, vector: str, prepared: str) -> str:
         """Rows ``node, distance``: nodes of ``label`` near ``vector`` (a list expression;
         ``prepared`` is it made a vector with :meth:`vector_value`) with their exact L2
@@ -416,32 +399,6 @@ class Dialect(abc.ABC):
     def find_procedures(self, names: Sequence[str]) -> Statement | None:
         """Which of ``names`` are loaded procedures (one ``name`` column), or None."""
         return None
-
-    def call_version_function(self, plugin: Plugin) -> Statement:
-        """``RETURN apoc.version() AS version`` for a plugin whose probe is a function."""
-        if not plugin.function or not _QUALIFIED_NAME.fullmatch(plugin.probe):
-            raise ValueError(f"not a version function: {plugin.probe!r}")
-        return Statement(f"RETURN {plugin.probe}() AS version")
-
-    # ------------------------------------------------------------------ housekeeping
-    def ping(self) -> Statement:
-        return Statement("RETURN 1 AS ok")
-
-    def delete_some_nodes(self, limit: int) -> Statement:
-        """Delete up to ``limit`` nodes with their relationships; returns how many."""
-        return Statement("MATCH (n) WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS deleted",
-                         {"limit": int(limit)}, write=True)
-
-    # ------------------------------------------------------------------ generic reads
-    def label_counts(self) -> Statement:
-        return Statement(
-            "MATCH (n) UNWIND labels(n) AS label RETURN label, count(*) AS count ORDER BY label"
-        )
-
-    def relationship_type_counts(self) -> Statement:
-        return Statement(
-            "MATCH ()-[r]->() RETURN type(r) AS type, count(*) AS count ORDER BY type"
-        )
 
     # --- simgrag: exact distances for Graph Semantic Distance
     def exact_l2_distance(self, stored: str, query: str) -> str:

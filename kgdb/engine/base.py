@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
+from kgdb.cypher import housekeeping
 from kgdb.dialects.base import Dialect, IndexInfo, Plugin
 from kgdb.errors import EngineUnavailableError, ReadOnlyViolationError
 from kgdb.statement import EngineCommand, Operation, Statement
@@ -262,7 +263,7 @@ class GraphStore(abc.ABC):
                 continue
             version = None
             if plugin.function:
-                version = self.run(self.dialect.call_version_function(plugin)).value()
+                version = self.run(housekeeping.version_function_call(plugin)).value()
             out.append({"name": plugin.name, "title": plugin.title,
                         "version": None if version is None else str(version)})
         return out

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from kgdb.config import environment
+from kgdb.cypher import housekeeping
 from kgdb.dialects.falkordb import FalkorDBDialect
 from kgdb.engine.base import (
     SCALARS,
@@ -125,7 +126,7 @@ class FalkorDBStore(GraphStore):
     def _ensure_graph(self) -> None:
         # GRAPH.RO_QUERY on a key that does not exist fails ("empty key"); a write query
         # creates the (empty) graph.
-        ping = self.dialect.ping().text
+        ping = housekeeping.ping().text
         if self._server is None:
             self._graph.query(ping)
             return

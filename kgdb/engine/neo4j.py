@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from kgdb.cypher import housekeeping
 from kgdb.dialects.neo4j import Neo4jDialect, Neo4jNativeDialect
 from kgdb.engine.base import SCALARS, GraphStore, NodeValue, PathValue, RelationshipValue, Result
 from kgdb.errors import (
@@ -105,7 +106,7 @@ class Neo4jStore(GraphStore):
         try:
             if self.run(probe).rows:
                 self.plugin_version = str(self.run(
-                    self.dialect.call_version_function(plugin)).value())
+                    housekeeping.version_function_call(plugin)).value())
         except EngineError:  # a user who may not list functions: plain Cypher
             return None
         if use and self.plugin_version == VERSION:
@@ -123,7 +124,7 @@ class Neo4jStore(GraphStore):
         from neo4j import exceptions as nx
 
         try:
-            self.run(self.dialect.ping())
+            self.run(housekeeping.ping())
         except EngineError as exc:
             if "DatabaseNotFound" not in str(exc):
                 raise
@@ -263,7 +264,7 @@ class Neo4jStore(GraphStore):
 
     def reset(self) -> None:
         while True:
-            deleted = self.run(self.dialect.delete_some_nodes(10000)).value(0)
+            deleted = self.run(housekeeping.delete_some_nodes(10000)).value(0)
             if not deleted:
                 break
         for info in self.indexes():

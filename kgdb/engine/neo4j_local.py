@@ -34,7 +34,7 @@ from importlib import resources
 from pathlib import Path
 
 from kgdb.config import environment
-from kgdb.dialects.neo4j import Neo4jDialect
+from kgdb.cypher import housekeeping
 from kgdb.engine.neo4j_plugin import plugin_jar, source_dir
 from kgdb.engine.process import file_lock, free_port, pid_runs, port_free, port_open, reap, wait_exit
 from kgdb.errors import EngineConnectionError
@@ -283,7 +283,7 @@ class LocalNeo4j:
                     with neo4j.GraphDatabase.driver(
                             f"bolt://127.0.0.1:{port}", auth=(USERNAME, self.password()),
                             connection_timeout=5) as driver:
-                        driver.execute_query(Neo4jDialect().ping().text, database_="neo4j")
+                        driver.execute_query(housekeeping.ping().text, database_="neo4j")
                     return True
                 except (nx.ServiceUnavailable, nx.SessionExpired, nx.TransientError,
                         nx.DatabaseUnavailable, OSError):

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from kgdb.cypher.housekeeping import nearest_nodes
 from kgdb.errors import LoadError
 from kgdb.load.triples import load_triples
 
@@ -74,7 +75,7 @@ def test_bulk_equals_incremental(store: Any, embedder: Any, tmp_path: Path) -> N
     one = snapshot(store)
     assert len(one["edges"]) >= 9  # facts + catalog edges, the duplicate once
     # the vector index answers over bulk-loaded vectors: a name's nearest entity is itself
-    nearest = store.dialect.nearest_nodes("Entity", "embedding", embedder.embed_one("Amélie"), 1,
+    nearest = nearest_nodes(store.dialect, "Entity", "embedding", embedder.embed_one("Amélie"), 1,
                                           returns=("id",))
     assert [r["id"] for r in store.run(nearest).records()] == ["Amélie"]
     # auto on a graph with data is incremental, and reloading changes nothing

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from kgdb.cypher.housekeeping import nearest_nodes
 from kgdb.errors import QueryTimeoutError, ReadOnlyViolationError, StatementError
 from kgdb.statement import Statement
 from tests.support.graphs import indexed_entities
@@ -70,7 +71,7 @@ def test_vector_search_distances_are_exact_l2(store) -> None:
     vectors = rng.normal(size=(200, 16)).astype(np.float32)
     indexed_entities(store, vectors)
     query = rng.normal(size=16).astype(np.float32)
-    rows = store.run(d.nearest_nodes("Entity", "embedding", query, 10)).rows
+    rows = store.run(nearest_nodes(d, "Entity", "embedding", query, 10)).rows
     expected = np.linalg.norm(vectors - query, axis=1)
     order = np.argsort(expected)[:10]
     assert [r[0] for r in rows] == [str(i) for i in order]
@@ -92,7 +93,7 @@ def test_vector_search_stays_complete_after_updates(store) -> None:
     indexed_entities(store, vectors)
     store.run("MATCH (n:Entity) SET n.touched = true", write=True)
     store.run("MATCH (n:Entity) SET n.touched = false", write=True)
-    statement = d.nearest_nodes("Entity", "embedding", vectors[0], 16)
+    statement = nearest_nodes(d, "Entity", "embedding", vectors[0], 16)
     assert len(store.run(statement).rows) == 16
     assert rebuild_vector_indexes(store) == [":Entity(embedding)"]
     assert len(store.run(statement).rows) == 16

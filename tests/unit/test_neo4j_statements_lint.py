@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kgdb.cypher import catalog, explore, load
+from kgdb.cypher import catalog, explore, housekeeping, load
 from kgdb.dialects import IndexInfo, Neo4jDialect
 from kgdb.schema import Schema, parse_schema_file
 from kgdb.schema.apply import desired_indexes, index_operations
@@ -28,12 +28,13 @@ def core_statements() -> list[str]:
     builders = [catalog.merge_hierarchy(d, "Concept", "id", "locateAt", []),
                 load.merge_facts(d, "x`]->() DELETE n //", []),
                 explore.count_nodes(),
-                d.list_indexes(), d.list_constraints(), d.label_counts(),
-                d.relationship_type_counts(), d.ping(), d.delete_some_nodes(10), d.components(),
+                d.list_indexes(), d.list_constraints(), housekeeping.label_counts(),
+                housekeeping.relationship_type_counts(), housekeeping.ping(),
+                housekeeping.delete_some_nodes(10), d.components(),
                 d.list_databases()]
     builders += [s for s in (d.find_functions(["apoc.version"]),
                              d.find_procedures(["apoc.custom.installProcedure"])) if s]
-    # d.call_version_function (RETURN apoc.version() ...) is left out: the linter knows only
+    # housekeeping.version_function_call (RETURN apoc.version() ...) is left out: the linter knows only
     # Neo4j's built-in signatures, and kgdb sends it only where SHOW FUNCTIONS found the
     # function (run live in tests/neo4j/test_neo4j_extras.py::test_stats_shows_apoc_and_gds).
     builders += [op for op in d.create_existence_constraint("Film", "title")
@@ -45,7 +46,7 @@ def core_statements() -> list[str]:
     for label, key in [("Entity", ("id", "name")), ("RelationType", ("name", "text")),
                        ("EntityType", ("name", "text")), ("Concept", ("id", "name")),
                        ("Chunk", ("id", "text"))]:
-        texts.append(d.nearest_nodes(label, "embedding", [0.5] * 4, 5, returns=key).text)
+        texts.append(housekeeping.nearest_nodes(d, label, "embedding", [0.5] * 4, 5, returns=key).text)
     texts.append(f"{d.fulltext_search_call('Entity', ['name'], '$q')} "
                  "RETURN node.id AS id, score ORDER BY score DESC LIMIT $k")
     for info in [IndexInfo("unique", "node", "Entity", ("id",), name="kgdb_entity_id_unique"),
