@@ -67,14 +67,26 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from kgdb.cypher import beam as cy
 from kgdb.cypher.beam import BeamError, check_direction, check_width
 from kgdb.engine import GraphStore
 
-Fact = tuple[str, str, str, str, float]
-"""``(head id, relationship type, tail id, ttr, cosine)``, in the fact's stored direction."""
+
+class Fact(NamedTuple):
+    """One fact of a beam path, in its stored direction."""
+
+    head: str
+    """The head entity's id."""
+    type: str
+    """The relationship type."""
+    tail: str
+    """The tail entity's id."""
+    ttr: str
+    """The fact's triple text representation (KG-CQR), "" when it has none."""
+    cosine: float
+    """The cosine of its text to the question."""
 
 Triple = tuple[str, str, str]
 """``(head id, relationship type, tail id)``."""
@@ -107,20 +119,19 @@ class BeamPath:
 
     @property
     def triples(self) -> tuple[Triple, ...]:
-        return tuple((h, t, tail) for h, t, tail, _, _ in self.facts)
+        return tuple((f.head, f.type, f.tail) for f in self.facts)
 
     def to_json(self) -> dict[str, Any]:
         return {"source": self.source, "entities": list(self.entities),
                 "names": list(self.names), "score": self.score, "length": self.length,
-                "facts": [{"head": h, "type": t, "tail": tail, "ttr": ttr, "cosine": c}
-                          for h, t, tail, ttr, c in self.facts]}
+                "facts": [f._asdict() for f in self.facts]}
 
 
 def path_order(path: BeamPath) -> tuple[Any, ...]:
     """Best first: score descending, then shorter, then entity ids along the path, then each
     fact's type and start node id (two parallel facts can join the same two entities)."""
     return (-path.score, path.length, path.entities,
-            tuple((f[1], f[0]) for f in path.facts))
+            tuple((f.type, f.head) for f in path.facts))
 
 
 def _check_length(name: str, value: int, least: int) -> int:
@@ -169,13 +180,13 @@ def beam_paths(store: GraphStore, vector: Sequence[float], sources: Iterable[str
 
 
 def _extend(parent: BeamPath, row: dict[str, Any]) -> BeamPath:
-    fact: Fact = (str(row["head"]), str(row["type"]), str(row["tail"]),
-                  "" if row["ttr"] is None else str(row["ttr"]), float(row["cosine"]))
+    fact = Fact(str(row["head"]), str(row["type"]), str(row["tail"]),
+                "" if row["ttr"] is None else str(row["ttr"]), float(row["cosine"]))
     facts = (*parent.facts, fact)
     names = parent.names if parent.facts else (str(row["at_name"] or ""),)
     return BeamPath(parent.source, (*parent.entities, str(row["id"])),
                     (*names, str(row["name"] or "")), facts,
-                    math.fsum(f[4] for f in facts) / len(facts))
+                    math.fsum(f.cosine for f in facts) / len(facts))
 
 
 @dataclass(frozen=True)
@@ -231,12 +242,12 @@ def complete_subgraph(store: GraphStore, vector: Sequence[float],
     for path in candidates:
         if len(added) >= top_k:
             break
-        for head, rel, tail, ttr, cosine in path.facts:
+        for fact in path.facts:
             if len(added) >= top_k:
                 break
-            if (head, rel, tail) not in known:
-                known.add((head, rel, tail))
-                added.append(AddedTriple(head, rel, tail, ttr, cosine, path))
+            if (triple := (fact.head, fact.type, fact.tail)) not in known:
+                known.add(triple)
+                added.append(AddedTriple(*fact, path))
     return CompletedSubgraph(initial, tuple(added), candidates)
 
 
