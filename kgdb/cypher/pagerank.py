@@ -275,6 +275,12 @@ def write_blocks(rows: Sequence[Mapping[str, Any]]) -> Statement:
         p.values, write=True, idempotent=True)
 
 
+def count_blocks() -> Statement:
+    """Row ``blocks, numbers``: the stored projection's block nodes and distinct numbers."""
+    return Statement(f"MATCH (b:{BLOCK_LABEL})\n"
+                     "RETURN count(b) AS blocks, count(DISTINCT b.block) AS numbers")
+
+
 def delete_blocks(first: int = 0) -> Statement:
     """Delete the stored projection's blocks numbered ``first`` and up. Rows ``deleted``."""
     p = Params()

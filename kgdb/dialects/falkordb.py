@@ -99,6 +99,40 @@ class FalkorDBDialect(Dialect):
         """Row ``labels``: a map of every label to its node count (kept by the graph, O(1))."""
         return Statement("CALL db.meta.stats() YIELD labels RETURN labels")
 
+    def entity_counts(self) -> Statement:
+        """Row ``labels, types``: node counts by label and relationship counts by type (kept
+        by the graph, O(1))."""
+        return Statement("CALL db.meta.stats() YIELD labels, relTypes "
+                         "RETURN labels, relTypes AS types")
+
+    def index_documents(self) -> Statement:
+        """Rows ``label, entity, properties, documents``: each index (one per label or
+        relationship type on FalkorDB, all its fields) and how many entities it holds."""
+        return Statement("CALL db.indexes() YIELD label, entitytype, properties, info\n"
+                         "RETURN label, entitytype AS entity, properties, "
+                         "info.numDocuments AS documents")
+
+    def _indexable(self, label: str, relationship: bool, properties: Sequence[str]
+                   ) -> tuple[str, str]:
+        pattern = f"()-[n:{self.ident(label)}]->()" if relationship else \
+            f"(n:{self.ident(label)})"
+        return pattern, " OR ".join(f"n.{self.ident(p)} IS NOT NULL" for p in properties)
+
+    def indexable_count(self, label: str, relationship: bool, properties: Sequence[str]
+                        ) -> Statement:
+        """Row ``entities``: how many entities of ``label`` an index on ``properties`` should
+        hold (those with at least one of them)."""
+        pattern, has = self._indexable(label, relationship, properties)
+        return Statement(f"MATCH {pattern} WHERE {has} RETURN count(n) AS entities")
+
+    def reindex(self, label: str, relationship: bool, properties: Sequence[str]) -> Statement:
+        """Set every indexed property of ``label``'s entities to itself, which (re)adds each
+        entity to the label's index."""
+        pattern, has = self._indexable(label, relationship, properties)
+        sets = ", ".join(f"n.{self.ident(p)} = n.{self.ident(p)}" for p in properties)
+        return Statement(f"MATCH {pattern} WHERE {has} SET {sets} RETURN count(n) AS entities",
+                         write=True, idempotent=True)
+
     # VECTOR_OVERFETCH (4) matters here also because on 4.16.3 each update of an indexed node
     # leaves a stale HNSW entry, and a k-query then yields fewer than k distinct nodes (k/2
     # after one update of every node, measured); ``kgdb schema reindex`` rebuilds the indexes.

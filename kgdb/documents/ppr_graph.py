@@ -76,10 +76,15 @@ from kgdb.documents.pipeline import DocumentOptions, gazetteer_for
 from kgdb.documents.spans import phrase_id, phrases, seed_sentences
 from kgdb.embed import Embedder
 from kgdb.engine.base import GraphStore
+from kgdb.errors import KgdbError
 from kgdb.link.ppr_options import FORMAT, TITLE_WEIGHT, GraphOptions, options_of
 from kgdb.schema.apply import await_indexes, execute_ddl
 
 BATCH = 500
+
+
+class ProjectionError(KgdbError):
+    """The stored projection is not what was written."""
 
 
 def stored_options(store: GraphStore) -> GraphOptions | None:
@@ -209,11 +214,15 @@ def _ensure_indexes(store: GraphStore, embedder: Embedder, *, vectors: bool = Tr
             for op in d.create_vector_index(label, "embedding", embedder.dimension):
                 execute_ddl(store, op)
             wanted.append(key)
-    # the stored projection's blocks are MERGEd by number (757 at 10x): without an index
-    # each write scans every block
-    if ("range", "node", cy.BLOCK_LABEL, ("block",)) not in have:
-        for op in d.create_range_index(cy.BLOCK_LABEL, "block"):
-            execute_ddl(store, op)
+    # No index on the blocks' numbers (a write scans its few hundred blocks): on FalkorDB
+    # 4.16.3 one stopped finding block 0 (`{block: 0}` matched none of the 10 nodes a
+    # scan found), so every rebuild MERGEd another block 0 and the readers assembled a
+    # wrong graph (MuSiQue-100 ppr recall@5 0.726 -> 0.562). An index made before this
+    # is dropped.
+    for info in store.indexes():
+        if info.key == ("range", "node", cy.BLOCK_LABEL, ("block",)):
+            for op in d.drop_index(info):
+                store.execute(op)
     if wanted:
         from kgdb.dialects.base import IndexInfo
 
@@ -400,6 +409,11 @@ def store_projection(store: GraphStore, title_weight: float = TITLE_WEIGHT,
     if batch:
         store.run(cy.write_blocks(batch))
     store.run(cy.delete_blocks(total))
+    stored = store.run(cy.count_blocks()).single() or {}
+    if (stored.get("blocks"), stored.get("numbers")) != (total, total):
+        raise ProjectionError(f"the stored projection should have {total} blocks numbered 0 to "
+                            f"{total - 1}; the graph has {stored.get('blocks')} block nodes "
+                            f"with {stored.get('numbers')} numbers: run kgdb index ppr --full")
     report.blocks, report.total = len(todo), total
     report.edges = sum(slots.edges.get(b, 0) for b in range(total))
     store.run(cy.store_projection(total, report.edges))
