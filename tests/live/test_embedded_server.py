@@ -137,7 +137,7 @@ def test_a_slow_graph_creation_is_waited_for(
     state = EmbeddedServer(home).status()
     assert state is not None
     slow = Statement("UNWIND range(1, 2000000) AS i WITH i WHERE i < 0 RETURN count(i) AS ok")
-    monkeypatch.setattr(store.dialect, "ping", lambda: slow)
+    monkeypatch.setattr("kgdb.cypher.housekeeping.ping", lambda: slow)
     monkeypatch.setattr(FalkorDBStore, "CREATE_HANG_S", 0.01)
     with caplog.at_level("WARNING", logger="kgdb"):
         store._ensure_graph()
