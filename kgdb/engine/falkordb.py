@@ -159,7 +159,6 @@ class FalkorDBStore(GraphStore):
         return f"{kind} at {self.host}:{self.port}, graph {self.graph_name!r}"
 
     def _run(self, statement: Statement, timeout_s: float | None) -> Result:
-
         if _INDEX_DDL.match(statement.text):
             self._settle_indexes()
             try:
@@ -218,12 +217,11 @@ class FalkorDBStore(GraphStore):
         return waited
 
     def _settle_indexes(self) -> None:
-        """Wait until no index of the graph is being populated. FalkorDB 4.16.3 cuts a
-        population short when another index is created or dropped meanwhile, and then
-        serves the partial index as complete: after ``kgdb index ppr --full`` over an
-        earlier build of MuSiQue-100, the phrase id index held 10,500 of 13,413 phrases, so
-        ``MATCH (p:Phrase {id: ...})`` missed the rest and MERGE created duplicates
-        (tests/live/test_index_builds.py)."""
+        """Wait until no index of the graph is being populated: an index DDL runs only then,
+        and returns once its own population is done (Neo4j's ``db.awaitIndexes`` order). In
+        FalkorDB 4.16.3 an index created while another was being populated ended that
+        population early, its index then served as complete (seen while tracing ``kgdb index
+        ppr --full``; what a population itself leaves out, :meth:`_complete_indexes` adds)."""
         pending = wait_for_index_builds(self, self.timeout_s)
         if pending:
             raise EngineError(f"{self.address}: indexes made no progress for "
