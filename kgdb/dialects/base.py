@@ -105,8 +105,6 @@ class BulkEdges:
     pairs: Any
 
 
-
-
 class Dialect(abc.ABC):
     """Turns kgdb's needs into Cypher for one engine. Subclasses set the flags below."""
 

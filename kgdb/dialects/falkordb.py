@@ -95,10 +95,6 @@ class FalkorDBDialect(Dialect):
                 f"ORDER BY distance ASC, node.{self.ident(key)} ASC LIMIT {k}\n"
                 "WHERE distance IS NOT NULL")
 
-    def label_sizes(self) -> Statement:
-        """Row ``labels``: a map of every label to its node count (kept by the graph, O(1))."""
-        return Statement("CALL db.meta.stats() YIELD labels RETURN labels")
-
     def entity_counts(self) -> Statement:
         """Row ``labels, types``: node counts by label and relationship counts by type (kept
         by the graph, O(1))."""

@@ -202,7 +202,8 @@ def _drop_vector_indexes(store: GraphStore) -> None:
 
 
 def _ensure_indexes(store: GraphStore, embedder: Embedder, *, vectors: bool = True) -> None:
-    have = {info.key for info in store.indexes()}
+    infos = store.indexes()
+    have = {info.key for info in infos}
     d = store.dialect
     wanted = []
     for label in (cy.PHRASE, cy.SENTENCE):
@@ -219,7 +220,7 @@ def _ensure_indexes(store: GraphStore, embedder: Embedder, *, vectors: bool = Tr
     # scan found), so every rebuild MERGEd another block 0 and the readers assembled a
     # wrong graph (MuSiQue-100 ppr recall@5 0.726 -> 0.562). An index made before this
     # is dropped.
-    for info in store.indexes():
+    for info in infos:
         if info.key == ("range", "node", cy.BLOCK_LABEL, ("block",)):
             for op in d.drop_index(info):
                 store.execute(op)

@@ -299,6 +299,11 @@ def batched(rows: Iterable[T], size: int) -> Iterator[list[T]]:
         yield batch
 
 
+def describe_indexes(infos: Iterable[IndexInfo]) -> str:
+    """``range :Phrase(id) [Indexing] 662/13413: UNDER CONSTRUCTION, ...`` for messages."""
+    return ", ".join(f"{i.kind} :{i.label}({', '.join(i.properties)}) {i.state}" for i in infos)
+
+
 def wait_for_index_builds(store: Any, timeout_s: float, *,
                           on_wait: Callable[[list[IndexInfo]], None] | None = None
                           ) -> list[IndexInfo]:

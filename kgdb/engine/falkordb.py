@@ -21,6 +21,7 @@ from kgdb.engine.base import (
     PathValue,
     RelationshipValue,
     Result,
+    describe_indexes,
     wait_for_index_builds,
 )
 from kgdb.engine.embedded import EmbeddedServer, unretried_client
@@ -108,7 +109,7 @@ class FalkorDBStore(GraphStore):
             self._scan = frozenset()
             return
         try:
-            raw = self._graph.ro_query(self.dialect.label_sizes().text)
+            raw = self._graph.ro_query(self.dialect.entity_counts().text)
             sizes = raw.result_set[0][0]
         except (redis.ResponseError, redis.ConnectionError, redis.TimeoutError, OSError,
                 IndexError):
@@ -210,8 +211,8 @@ class FalkorDBStore(GraphStore):
         def note(pending: list[Any]) -> None:
             nonlocal waited
             waited = True
-            log.warning("%s is still building indexes (%s); waiting", self.address, ", ".join(
-                f"{i.kind} :{i.label}({', '.join(i.properties)}) {i.state}" for i in pending))
+            log.warning("%s is still building indexes (%s); waiting", self.address,
+                        describe_indexes(pending))
 
         wait_for_index_builds(self, self.timeout_s, on_wait=note)  # then the retry reports
         return waited
@@ -225,9 +226,7 @@ class FalkorDBStore(GraphStore):
         pending = wait_for_index_builds(self, self.timeout_s)
         if pending:
             raise EngineError(f"{self.address}: indexes made no progress for "
-                              f"{self.timeout_s:.0f} s: " + ", ".join(
-                                  f":{i.label}({', '.join(i.properties)}) {i.state}"
-                                  for i in pending))
+                              f"{self.timeout_s:.0f} s: {describe_indexes(pending)}")
 
     def _complete_indexes(self) -> None:
         """Re-add what a just-built index left out. FalkorDB 4.16.3's population of an index

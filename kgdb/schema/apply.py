@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from kgdb.cypher import catalog
 from kgdb.dialects.base import Dialect, IndexInfo
 from kgdb.embed.base import Embedder
-from kgdb.engine.base import GraphStore, wait_for_index_builds
+from kgdb.engine.base import GraphStore, describe_indexes, wait_for_index_builds
 from kgdb.errors import EmbeddingDimensionError, SchemaError, StatementError
 from kgdb.schema.model import Schema, TypeDef
 from kgdb.statement import Operation
@@ -261,8 +261,8 @@ def await_indexes(store: GraphStore, timeout_s: float = 600.0,
     else:
         pending = wait_for_index_builds(store, timeout_s)
         if pending:
-            raise SchemaError(f"indexes made no progress for {timeout_s:.0f} s: " + ", ".join(
-                f"{i.kind} :{i.label}({', '.join(i.properties)}) {i.state}" for i in pending))
+            raise SchemaError(f"indexes made no progress for {timeout_s:.0f} s: "
+                              f"{describe_indexes(pending)}")
     deadline = time.monotonic() + timeout_s
     for info in vectors:
         probe = catalog.vector_probe(store.dialect, info.label, info.properties[0],
