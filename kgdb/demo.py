@@ -68,6 +68,7 @@ def run_demo(settings: Settings, echo: Callable[[str], None] = print,
     for command in (f"kgdb {graph}stats",
                     f"kgdb {graph}retrieve 'Who directed Kismet?' "
                     "--pattern 'Kismet|directed_by|UNKNOWN director 1'",
-                    f"kgdb {graph}lf run dsl/examples/one_hop_director.lf",
+                    "kgdb examples copy kgdb-examples   (the example programs, from the package)",
+                    f"kgdb {graph}lf run kgdb-examples/one_hop_director.lf",
                     "kgdb demo --cypher   (the Cypher that ran, re-runnable as printed)"):
         echo(f"  {command}")

@@ -12,7 +12,7 @@ import click
 from kgdb.cli.bench import bench
 from kgdb.cli.context import Context
 from kgdb.cli.db import db
-from kgdb.cli.demo import demo
+from kgdb.cli.demo import demo, examples_group
 from kgdb.cli.documents import delete
 from kgdb.cli.errors import KgdbGroup
 from kgdb.cli.index import index_group
@@ -30,6 +30,7 @@ from kgdb.cli.retrieve import (
 from kgdb.cli.rules import rules_group
 from kgdb.cli.schema import schema
 from kgdb.cli.serve import procedures_group, serve_command, tokens_group
+from kgdb.package import DISTRIBUTION
 
 __all__ = ["cli", "main"]
 
@@ -40,7 +41,7 @@ __all__ = ["cli", "main"]
 @click.option("--graph", default=None, help="Graph name on FalkorDB (KGDB_GRAPH, default kgdb).")
 @click.option("--verbose", "-v", is_flag=True,
               help="Say on stderr which database the command uses.")
-@click.version_option(package_name="kgdb")
+@click.version_option(package_name=DISTRIBUTION)
 @click.pass_context
 def cli(ctx: click.Context, uri: str | None, graph: str | None, verbose: bool) -> None:
     """kgdb: knowledge-augmented retrieval inside a graph database.
@@ -52,7 +53,7 @@ def cli(ctx: click.Context, uri: str | None, graph: str | None, verbose: bool) -
 
 for _command in (neo4j_group, db, schema, load, rules_group, stats, cypher, bench, demo, lf,
                  pattern_command, ask_command, retrieve_command, eval_group, delete, index_group,
-                 serve_command, tokens_group, procedures_group):
+                 serve_command, tokens_group, procedures_group, examples_group):
     cli.add_command(_command)
 bench.add_command(bench_retrieve_command)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as _dt
 import time
 from collections.abc import Callable, Collection
-from importlib.metadata import version
+from kgdb.package import version
 from typing import Any
 
 from kgdb.cypher import procedures as cy
@@ -68,7 +68,7 @@ def install(store: Any, rulesets: dict[str, RuleSet], *, service: bool = True,
     _wait_registered(store, {p.called_as: cy.installed_description(p, stamp) for p in wanted},
                      wait_s, write)
     at = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-    store.run(cy.record(wanted, version("kgdb"), at))
+    store.run(cy.record(wanted, version(), at))
     return {"database": database, "installed": [p.called_as for p in wanted],
             "dropped": sorted(set(present) - {p.name for p in wanted}), "installed_at": at}
 

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from importlib.metadata import version
+from kgdb.package import version
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -178,7 +178,7 @@ def authorise(request: Request, write: bool, graph: str | None = None) -> Iterat
     with tenants.lease(name) as store:
         view = store.view(read_only=not write, timeout_s=config.timeout_s,
                           metadata={"app": "kgdb", "endpoint": endpoint, "token": token.name,
-                                    "kgdb": version("kgdb")}, remaining=remaining)
+                                    "kgdb": version()}, remaining=remaining)
         yield Call(token, name, endpoint, view)
 
 
@@ -318,7 +318,7 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
         yield
         tenants.close()
 
-    app = FastAPI(title="kgdb knowledge service", version=version("kgdb"), lifespan=lifespan,
+    app = FastAPI(title="kgdb knowledge service", version=version(), lifespan=lifespan,
                   description=__doc__)
     app.state.tenants = tenants
     app.state.config = config

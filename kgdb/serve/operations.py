@@ -8,7 +8,7 @@ import math
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from importlib.metadata import version
+from kgdb.package import version
 from typing import Any
 
 from kgdb import errors
@@ -108,7 +108,7 @@ class Operations:
                     "properties": list(i.properties), "state": i.state, "name": i.name}
                    for i in store.indexes()]
         engine = {k: v for k, v in store.server_info().items() if k != "address"}
-        return {"status": "ok", "kgdb": version("kgdb"), "graph": graph,
+        return {"status": "ok", "kgdb": version(), "graph": graph,
                 "engine": engine, "plugins": store.plugins(),
                 "indexes": indexes, "procedures": self.procedures(store),
                 "writes": self.config.allow_writes, "rulesets": sorted(self.config.rulesets)}
