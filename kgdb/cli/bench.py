@@ -9,6 +9,7 @@ import click
 
 from kgdb.cli.context import Context, pass_context
 from kgdb.cli.output import emit_json, json_option
+from kgdb.cli.results import record, results_option
 
 KEEP_HELP = ("Keep the benchmark graph afterwards (otherwise it is dropped; on a server, the "
              "graph the benchmark filled from empty is emptied again).")
@@ -20,6 +21,7 @@ def bench() -> None:
 
 
 def _show(result: dict[str, Any], as_json: bool) -> None:
+    record(result)
     if as_json:
         emit_json(result)
         return
@@ -28,6 +30,7 @@ def _show(result: dict[str, Any], as_json: bool) -> None:
 
 
 @bench.command("load")
+@results_option("bench-load")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--sep", default=None)
 @click.option("--cold", is_flag=True, help="Use an empty embedding cache (cold start).")
@@ -47,6 +50,7 @@ def bench_load(ctx: Context, file: Path, sep: str | None, cold: bool, keep: bool
 
 
 @bench.command("documents")
+@results_option("bench-documents")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--parts", default=4, show_default=True, type=click.IntRange(1, 1000),
               help="Consecutive loads the documents are split into (each reported).")
@@ -101,6 +105,7 @@ def bench_corpus(base: Path, extra: tuple[Path, ...], passages: int | None,
 
 
 @bench.command("scale")
+@results_option("bench-scale")
 @click.option("--entities", default=100_000, show_default=True,
               type=click.IntRange(100, 50_000_000), help="Entities of the synthetic graph.")
 @click.option("--relationships", default=None, type=click.IntRange(1, 500_000_000),
@@ -138,6 +143,7 @@ def bench_scale(ctx: Context, entities: int, relationships: int | None, k_nodes:
 
 
 @bench.command("procedures")
+@results_option("bench-procedures")
 @click.argument("question")
 @click.option("--options", "options_json", default="{}", show_default=True,
               help="The solver options as JSON (those of kgdb ask), e.g. '{\"solver\": \"hig\"}'.")
@@ -160,6 +166,7 @@ def bench_procedures(ctx: Context, question: str, options_json: str, runs: int,
 
 
 @bench.command("bi")
+@results_option("bench-bi")
 @click.option("--text", default="Kismit", show_default=True,
               help="What kgdb.entities / custom.kgdb.entities look up.")
 @click.option("--rules", "rule_files", multiple=True, metavar="[NAME=]FILE",
@@ -194,6 +201,7 @@ def bench_bi(ctx: Context, text: str, rule_files: tuple[str, ...], facts_json: s
 
 
 @bench.command("embed")
+@results_option("bench-embed")
 @click.option("--model", "models", multiple=True, default=("minilm",), show_default=True,
               help="KGDB_EMBED_MODEL values to measure (repeatable): minilm, minilm-torch.")
 @click.option("--texts", "count", type=click.IntRange(1), default=2000, show_default=True,

@@ -17,6 +17,7 @@ import click
 
 from kgdb.cli.context import Context, current_context, pass_context
 from kgdb.cli.output import emit_json, json_option
+from kgdb.cli.results import record, results_option
 from kgdb.cli.solvers import click_option, options_from_cli, pattern_field_options, solver_options
 from kgdb.dsl.pattern import pattern_triples
 from kgdb.errors import KgdbError
@@ -104,6 +105,7 @@ def ask_command(ctx: Context, question: str, solver: str, pattern: tuple[str, ..
 
 
 @click.command("retrieve")
+@results_option("bench-retrieve")
 @click.argument("question")
 @solver_options
 @click.option("--cypher/--no-cypher", "show_cypher", default=True, show_default=True,
@@ -178,6 +180,7 @@ def _print_report(report: dict[str, Any]) -> None:
 
 
 @eval_group.command("metaqa")
+@results_option("eval-metaqa")
 @click.option("--questions", "questions_files", multiple=True, required=True,
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="MetaQA question file(s): question<TAB>answers<TAB>type.")
@@ -192,6 +195,7 @@ def eval_metaqa_command(questions_files: tuple[Path, ...], patterns: str, k: int
     """Hits@k, hits@1 and latency per hop of SimGRAG retrieval on MetaQA questions."""
     report = _metaqa_run(questions_files, patterns, limit, k=k, k_nodes=kn,
                          k_relations=kr, k_types=kt, engine=engine, distinct=distinct)
+    record(report)
     if as_json:
         emit_json(report)
     else:
@@ -199,6 +203,7 @@ def eval_metaqa_command(questions_files: tuple[Path, ...], patterns: str, k: int
 
 
 @click.command("retrieve")
+@results_option("bench-retrieve")
 @click.option("--questions", "questions_files", multiple=True,
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="MetaQA question file(s) whose oracle patterns are retrieved (SimGRAG).")
@@ -252,11 +257,13 @@ def bench_retrieve_command(questions_files: tuple[Path, ...], documents_file: Pa
     context = current_context()
     machine = {"cpu": cpu_model(), "cores": os.cpu_count(), "load_average": load_average()}
     state = index_state(context.store)
+    latency = {**{hop: {"questions": row["questions"], "latency_ms": row["latency_ms"],
+                        "paths": row["paths"]}
+                  for hop, row in report["hops"].items()},
+               "machine": machine, "index_state": state}
+    record(latency, engine=context.store.dialect.NAME)
     if as_json:
-        emit_json({**{hop: {"questions": row["questions"], "latency_ms": row["latency_ms"],
-                            "paths": row["paths"]}
-                      for hop, row in report["hops"].items()},
-                   "machine": machine, "index_state": state})
+        emit_json(latency)
         return
     click.echo(f"{machine['cpu']}, {machine['cores']} cores, load {machine['load_average']}; "
                f"{state['vector_search']}")
@@ -307,6 +314,7 @@ def _bench_side_by_side(questions_files: tuple[Path, ...], engines: str, limit: 
     finally:
         for store in stores.values():
             store.close()
+    record(report, engine=",".join(names))
     if as_json:
         emit_json(report)
         return
@@ -355,6 +363,7 @@ def _bench_documents(path: Path, modes: tuple[str, ...], limit: int | None,
                "passage_search": passage_search(context.store.dialect),
                "latency_ms": result.latency_ms,
                "load_average": {"at_start": started, "at_end": load_average()}}
+    record(payload)
     if as_json:
         emit_json(payload)
         return
@@ -365,6 +374,7 @@ def _bench_documents(path: Path, modes: tuple[str, ...], limit: int | None,
 
 
 @eval_group.command("retrieval")
+@results_option("eval-retrieval")
 @click.option("--questions", "questions_file", required=True,
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="JSONL {question, supporting: [document ids or titles]}, or MuSiQue's "
@@ -390,6 +400,7 @@ def eval_retrieval_command(ctx: Context, questions_file: Path, ks: str, modes: t
     questions = read_questions(questions_file)[:limit]
     result = evaluate(ctx.store, ctx.embedder, questions, ks=cutoffs, modes=parsed,
                       progress=not as_json)
+    record(result.to_json(), engine=ctx.store.dialect.NAME)
     if as_json:
         emit_json(result.to_json())
         return
@@ -399,6 +410,7 @@ def eval_retrieval_command(ctx: Context, questions_file: Path, ks: str, modes: t
 
 
 @eval_group.command("beam")
+@results_option("eval-beam")
 @click.option("--questions", "questions_files", multiple=True, required=True,
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="MetaQA question file(s) (dev_2hop.tsv, dev_3hop.tsv).")
@@ -422,6 +434,7 @@ def eval_beam_command(questions_files: tuple[Path, ...], ks: str, beam_width: in
     context = current_context()
     report = evaluate_beam(context.store, context.embedder, questions, ks=cutoffs,
                            width=beam_width, direction=direction)
+    record(report, engine=context.store.dialect.NAME)
     if as_json:
         emit_json(report)
         return
