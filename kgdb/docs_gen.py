@@ -40,12 +40,12 @@ def _option_row(param: click.Parameter, ctx: click.Context) -> list[str] | None:
     if param.is_flag and not param.secondary_opts:
         kind = "flag"
     else:
-        kind = param.type.get_metavar(param, ctx) or param.type.name.upper()  # type: ignore[call-arg]
+        kind = param.type.get_metavar(param, ctx) or param.type.name.upper()
         if param.multiple:
             kind += " (repeatable)"
     default = param.default
     if (callable(default) or default in (None, (), False) or type(default).__name__ == "Sentinel"
-            or param.is_flag and default is False):
+            or (param.is_flag and default is False)):
         shown = ""
     else:
         shown = f"`{default}`"

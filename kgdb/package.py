@@ -20,10 +20,8 @@ def version() -> str:
     """kgdb's version, as the installed distribution records it."""
     try:
         return metadata.version(DISTRIBUTION)
-    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
-        from kgdb import __version__
-
-        return __version__
+    except metadata.PackageNotFoundError as exc:
+        raise KgdbError(f"{DISTRIBUTION} is not installed (from a clone: pip install -e .)") from exc
 
 
 def _examples() -> Path:

@@ -101,7 +101,7 @@ def result_document(what: str, report: Any, *, engine: str | None, command: list
     """The results file's content for one run (``report``: what the command printed)."""
     if not SLUG.match(what):
         raise ValueError(f"a results name is lowercase words joined by '-': {what!r}")
-    when = now or dt.datetime.now(dt.timezone.utc)
+    when = now or dt.datetime.now(dt.UTC)
     return {"schema": SCHEMA, "what": what, "date": when.date().isoformat(),
             "created_at": when.isoformat(timespec="seconds"), "source": "tool",
             "command": command, **commit(), "engine": engine, "versions": versions(),
@@ -191,6 +191,12 @@ def _conditions(doc: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
+def _order(doc: dict[str, Any]) -> tuple[str, str, int]:
+    """Oldest first: by date, time of writing, then the ``-2``, ``-3``... of a same-day run."""
+    stem = doc["file"].removesuffix(".json").removeprefix(f"{doc['date']}-{doc['what']}")
+    return doc["date"], str(doc.get("created_at") or ""), int(stem[1:]) if stem[1:].isdigit() else 1
+
+
 def render(results: list[dict[str, Any]]) -> str:
     """RESULTS.md: the newest run of each ``what`` in full, the older ones as history."""
     by_what: dict[str, list[dict[str, Any]]] = {}
@@ -205,7 +211,7 @@ def render(results: list[dict[str, Any]]) -> str:
              ""]
     lines += [f"- [{what}](#{what})" for what in sorted(by_what)]
     for what in sorted(by_what):
-        runs = sorted(by_what[what], key=lambda d: (d["date"], d["file"]))
+        runs = sorted(by_what[what], key=_order)
         current = runs[-1]
         lines += ["", f"## {what}", ""]
         if current.get("title"):

@@ -12,13 +12,13 @@ from __future__ import annotations
 import datetime as _dt
 import time
 from collections.abc import Callable, Collection
-from kgdb.package import version
 from typing import Any
 
 from kgdb.cypher import procedures as cy
 from kgdb.dsl.rules_ast import RuleSet
 from kgdb.engine.base import GraphStore
 from kgdb.errors import EngineError, KgdbError
+from kgdb.package import version
 
 WAIT_S = 90.0
 """How long install waits for APOC to make the procedures callable."""

@@ -20,7 +20,6 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from kgdb.package import version
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -33,6 +32,7 @@ from starlette.exceptions import HTTPException
 
 from kgdb import errors
 from kgdb.engine.base import GraphStore
+from kgdb.package import version
 from kgdb.retrieve.evidence import Evidence
 from kgdb.retrieve.export import HTML_CSP, MEDIA_TYPES, export
 from kgdb.retrieve.registry import AnyOptions, parse_options

@@ -8,13 +8,13 @@ import math
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from kgdb.package import version
 from typing import Any
 
 from kgdb import errors
 from kgdb.config import Settings
 from kgdb.dsl.rules_ast import RuleSet
 from kgdb.engine.base import GraphStore
+from kgdb.package import version
 from kgdb.retrieve.ask import AskEvent, llm_needed
 from kgdb.retrieve.evidence import PASSAGE, Evidence
 from kgdb.retrieve.solver import Answer, SolverOptions

@@ -1,6 +1,6 @@
 """The Python API (kgdb.connect / kgdb.KnowledgeBase) on both engines, and the README's
-quick start run as written from a fresh KGDB_HOME: it prints the evidence and the logical
-form's answer, and leaves no server running."""
+quick start run as written from a fresh KGDB_HOME in a folder outside the clone: it prints the
+evidence and the logical form's answer (a bundled example), and leaves no server running."""
 
 from __future__ import annotations
 
@@ -34,9 +34,12 @@ def test_quick_start_runs_as_written_and_stops_its_server(tmp_path: Path) -> Non
     home = tmp_path / "home"
     env = {k: v for k, v in os.environ.items()
            if k not in ("KGDB_URI", "NEO4J_URI", "NEO4J_PASSWORD", "KGDB_GRAPH")}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=ROOT, timeout=600,
-                          env={**env, "KGDB_HOME": str(home), "PYTHONPATH": str(ROOT)})
+    elsewhere = tmp_path / "elsewhere"  # not the clone: the installed package alone
+    elsewhere.mkdir()
+    (elsewhere / "quickstart.py").write_text(code, encoding="utf-8")
+    env.pop("PYTHONPATH", None)
+    done = subprocess.run([sys.executable, "quickstart.py"], capture_output=True, text=True,
+                          cwd=elsewhere, timeout=600, env={**env, "KGDB_HOME": str(home)})
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
     assert lines[0] == "1 Kismet directed_by William Dieterle 0.499", lines

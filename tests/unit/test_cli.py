@@ -57,10 +57,11 @@ def test_module_entry_point_works() -> None:
     assert result.returncode == 0 and "knowledge-augmented retrieval" in result.stdout
 
 
-def test_every_verb_in_the_readme_exists() -> None:
-    readme = (ROOT / "README.md").read_text()
+def test_every_verb_in_the_readme_and_docs_exists() -> None:
+    pages = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    text = "\n".join(p.read_text() for p in pages)
     runner = CliRunner()
-    for verb in sorted(set(re.findall(r"`kgdb ([a-z][a-z0-9]*(?: [a-z]+)?)", readme))):
+    for verb in sorted(set(re.findall(r"`kgdb ([a-z][a-z0-9]*(?: [a-z]+)?)", text))):
         words = verb.split()
         result = runner.invoke(cli, [*words, "--help"])
         if result.exit_code != 0 and len(words) == 2:  # "kgdb load triples" vs "kgdb stats x"

@@ -15,8 +15,9 @@ import kgdb
 ROOT = Path(kgdb.__file__).parent
 
 LAYERS: list[set[str]] = [
-    {"errors", "text", "statement", "config", "vocabulary", "measure"},  # leaves: errors, text
-    # contract, settings, the graph vocabulary, percentiles and timers
+    {"errors", "text", "statement", "config", "vocabulary", "measure", "results", "package"},
+    # leaves: errors, text contract, settings, the graph vocabulary, percentiles and timers,
+    # results files, the installed package (its name, version and bundled examples)
     {"ir"},                                         # the pattern and the linked pattern
     {"dsl"},                                        # front-ends: logical forms, rules, patterns
     {"dialects"},                                   # what differs between engines
@@ -27,7 +28,7 @@ LAYERS: list[set[str]] = [
     {"load", "documents", "retrieve", "solve", "procedures"},  # loaders, algorithms, in-database shims
     {"bench", "demo", "scale", "serve"},
     {"api"},                                        # the Python API (kgdb.connect)
-    {"cli", "__main__"},                            # every command
+    {"cli", "__main__", "docs_gen"},                # every command; reference pages from them
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 
@@ -116,7 +117,8 @@ def test_retrieval_does_not_import_ingestion() -> None:
 CYPHER_HOMES = {"cypher", "dialects"}
 CYPHER_TEXT = re.compile(
     r"\b(MATCH|OPTIONAL MATCH|MERGE|UNWIND|DETACH DELETE|CREATE (INDEX|CONSTRAINT|VECTOR)|"
-    r"CALL [a-z]+\.|RETURN [a-z_]+(\.|\)| AS))|\$[a-z_][a-z0-9_]*\b")
+    r"CALL [a-z]+\.|RETURN [a-z_]+(\.|\)| AS))|\$(?!(ref|defs)\b)[a-z_][a-z0-9_]*\b")
+"""Cypher keywords and ``$parameters``; JSON Schema's ``$ref`` and ``$defs`` keys are not."""
 
 
 def string_literals(path: Path) -> list[tuple[int, str]]:
