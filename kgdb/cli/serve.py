@@ -82,7 +82,7 @@ def serve_command(ctx: Context, host: str, port: int, token_path: Path | None,
         from kgdb.serve.app import ServeConfig, create_app
     except ImportError as exc:
         raise ConfigError(f"kgdb serve needs the serve extra ({exc.name} is missing): "
-                          "pip install 'kgdb[serve]'") from None
+                          "pip install 'kgdb-retrieval[serve]'") from None
     from kgdb.serve.tokens import TokenFile
 
     path = token_path or default_token_file(ctx)
@@ -96,7 +96,7 @@ def serve_command(ctx: Context, host: str, port: int, token_path: Path | None,
                                               rulesets=read_rulesets(rule_specs)))
         except ImportError as exc:
             raise ConfigError(f"kgdb serve --mcp needs the mcp package ({exc.name} is "
-                              "missing): pip install 'kgdb[serve]'") from None
+                              "missing): pip install 'kgdb-retrieval[serve]'") from None
         server.run("stdio")
         return
     if print_openapi:

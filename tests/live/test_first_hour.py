@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT
+from tests.live.test_api import readme_quick_start
 from tests.support.wheel_venv import WHEEL_GLOB, install, wheel_metadata
 
 pytestmark = pytest.mark.live
@@ -140,6 +141,13 @@ def test_first_hour_on_the_embedded_engine(wheel_venv: Path, tmp_path: Path) -> 
     shell = Shell(wheel_venv, clean_env(KGDB_HOME=str(tmp_path / "home")), tmp_path / "user")
     try:
         seen = first_hour(shell, tmp_path, ["--graph", "first"])
+        # the README's Python quick start, with the wheel's Python, outside the clone
+        (shell.cwd / "quickstart.py").write_text(readme_quick_start(), encoding="utf-8")
+        done = subprocess.run([str(wheel_venv / "bin" / "python"), "quickstart.py"],
+                              capture_output=True, text=True, cwd=shell.cwd, env=shell.env,
+                              timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert done.stdout.splitlines()[-1] == "William Dieterle", done.stdout
         assert "graph 'demo'" in seen["demo"]
         assert seen["stats"]["engine"]["engine"] == "falkordb"
         assert "kgdb: database: embedded FalkorDB" in seen["verbose"]
