@@ -62,7 +62,7 @@ def _command_section(command: click.Command, path: list[str], ctx: click.Context
     if command.help:
         lines += [inspect.cleandoc(click.unstyle(command.help)), ""]
     rows = [r for p in command.get_params(ctx)
-            if p.name != "help" and (r := _option_row(p, ctx)) is not None]
+            if "--help" not in getattr(p, "opts", ()) and (r := _option_row(p, ctx)) is not None]
     if rows:
         lines += ["| option | value | default | help |", "|---|---|---|---|"]
         lines += ["| " + " | ".join(r) + " |" for r in rows]
@@ -76,7 +76,7 @@ def cli_page() -> str:
     lines = ["# CLI reference", "",
              "Every `kgdb` command with its options, from the click definitions in `kgdb/cli/`. "
              "The options of the `kgdb` group may come before or after the command. An overview: "
-             "[../commands.md](../commands.md).", ""]
+             "[../commands.md](../commands.md). Every command also takes `-h` / `--help`.", ""]
 
     def walk(command: click.Command, path: list[str], parent: click.Context | None) -> None:
         ctx = click.Context(command, info_name=path[-1], parent=parent)

@@ -105,7 +105,6 @@ def ask_command(ctx: Context, question: str, solver: str, pattern: tuple[str, ..
 
 
 @click.command("retrieve")
-@results_option("bench-retrieve")
 @click.argument("question")
 @solver_options
 @click.option("--cypher/--no-cypher", "show_cypher", default=True, show_default=True,
