@@ -15,8 +15,8 @@ import kgdb
 ROOT = Path(kgdb.__file__).parent
 
 LAYERS: list[set[str]] = [
-    {"errors", "text", "statement", "config", "vocabulary", "measure"},  # leaves: errors, text
-    # contract, settings, the graph vocabulary, percentiles and timers
+    {"errors", "text", "statement", "config", "vocabulary", "measure", "progress"},  # leaves:
+    # errors, text contract, settings, the graph vocabulary, percentiles and timers, progress
     {"ir"},                                         # the pattern and the linked pattern
     {"dsl"},                                        # front-ends: logical forms, rules, patterns
     {"dialects"},                                   # what differs between engines
