@@ -77,8 +77,8 @@ class KnowledgeBase:
         embedded FalkorDB running after :meth:`close` even when this object started it (a
         server found running is always left running)."""
         settings = Settings.from_env(uri=uri, graph=graph)
-        given = {k: v for k, v in (("username", user), ("password", password),
-                                   ("database", database)) if v is not None}
+        given: dict[str, Any] = {k: v for k, v in (("username", user), ("password", password),
+                                                   ("database", database)) if v is not None}
         if given and settings.embedded:
             names = ", ".join("user" if k == "username" else k for k in given)
             raise ConfigError(f"{names}: Neo4j's credentials, but no Neo4j URI is given "

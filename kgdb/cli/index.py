@@ -6,8 +6,8 @@ of personalized PageRank (``ppr``)."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -80,8 +80,11 @@ def steps_summary(steps: Sequence[IndexStep]) -> list[str]:
             lines.append(f"{step.name}: skipped, {step.reason}")
         elif step.before.state == "ready" and _unchanged(step.report):
             lines.append(f"{step.name}: up to date ({step.before.detail})")
-        else:
+        elif step.name in SUMMARIES:
             lines.append(f"{step.name}: {SUMMARIES[step.name](step.report)}")
+        else:
+            detail = f" ({step.after.detail})" if step.after else ""
+            lines.append(f"{step.name}: built in {step.seconds:.1f} s{detail}")
     return lines
 
 
@@ -222,5 +225,6 @@ def ppr_summary(report: GraphReport) -> str:
     return line
 
 
-SUMMARIES = {"knn": knn_summary, "triples": triples_summary, "ppr": ppr_summary}
+SUMMARIES: dict[str, Callable[[Any], str]] = {
+    "knn": knn_summary, "triples": triples_summary, "ppr": ppr_summary}
 """The line each subcommand prints, by index name (``kgdb index`` prints the same)."""

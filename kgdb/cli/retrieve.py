@@ -74,9 +74,9 @@ def ask_command(ctx: Context, question: str, solver: str, pattern: tuple[str, ..
                 show_cypher: bool, output_format: str, as_json: bool, **options: Any) -> None:
     """Answer QUESTION from the graph with an LLM (OPENAI_BASE_URL, OPENAI_API_KEY): the
     answer as the LLM writes it, the evidence it came from (the Cypher that ran with
-    --cypher) and the LLM's requests and tokens. Every solver needs the LLM to write the answer; pattern without
-    --pattern and logical-form also need it to plan. Without an LLM, kgdb retrieve gives the
-    evidence alone."""
+    --cypher) and the LLM's requests and tokens. Every solver needs the LLM to write the
+    answer; pattern without --pattern and logical-form also need it to plan. Without an LLM,
+    kgdb retrieve gives the evidence alone."""
     from kgdb.retrieve.ask import Answer, ask, ask_stream, require_llm
 
     chosen = _chosen_format(output_format, as_json)
