@@ -48,7 +48,7 @@ def index_group(click_ctx: click.Context, no_progress_all: bool, as_json: bool) 
 def build_all(ctx: Context, *, progress: bool = True) -> list[IndexStep]:
     """``kgdb index`` (and ``kgdb load documents --index``): every index a solver needs,
     with one line on stderr as each starts (a spinner on a terminal)."""
-    from kgdb.documents.indexing import build_indexes, needed_indexes
+    from kgdb.documents.indexing import OWN_PROGRESS, build_indexes, needed_indexes
 
     names = needed_indexes()
     position = {name: i for i, name in enumerate(names, 1)}
@@ -58,10 +58,12 @@ def build_all(ctx: Context, *, progress: bool = True) -> list[IndexStep]:
         for wait in waits:
             wait.close()
         waits.clear()
-        if progress:
+        message = f"[{position[name]}/{len(names)}] {name} ({before.state}: {before.detail})"
+        if progress and name in OWN_PROGRESS:
+            click.echo(f"{message}...", err=True)  # its bar follows
+        elif progress:
             stack = contextlib.ExitStack()
-            stack.enter_context(waiting(f"[{position[name]}/{len(names)}] {name} "
-                                        f"({before.state}: {before.detail})"))
+            stack.enter_context(waiting(message))
             waits.append(stack)
 
     try:

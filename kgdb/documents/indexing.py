@@ -54,6 +54,10 @@ BUILDERS: dict[str, Builder] = {
 """The builder of every index ``kgdb index`` builds, by its name in
 :data:`~kgdb.retrieve.readiness.INDEXES`."""
 
+OWN_PROGRESS = frozenset({"triples"})
+"""Builders that show a progress bar of their own (``kgdb index`` then shows no spinner
+beside it)."""
+
 
 def needed_indexes() -> list[str]:
     """The buildable indexes some registered solver needs, in the order of ``INDEXES``."""

@@ -6,6 +6,7 @@ own error), and ``kgdb retrieve`` prints passages a person reads in 80 columns."
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +104,8 @@ def test_index_builds_what_is_missing_then_nothing(cli_store: Any, tmp_path: Pat
     assert "[1/3] knn (missing: not built)..." in first.stderr  # piped: one line each
     assert "\r" not in first.stderr
     out = first.stdout.splitlines()
-    assert out[0].startswith("knn: Document layer rebuilt with vector (first build): 3 of 3")
+    assert re.match(r"knn: Document layer rebuilt with (vector|gds) \(first build\): 3 of 3",
+                    out[0]), out  # gds: Neo4j with Graph Data Science
     assert out[1] == "triples: skipped, needs entities (none loaded): run kgdb load triples FILE"
     assert out[2].startswith("ppr: retrieval graph full: 3 chunks extracted")
     states = solver_states(invoke("stats", "--json").output)
