@@ -82,6 +82,24 @@ class LoadError(KgdbError):
     """Input data for a loader is malformed; the message names FILE:LINE and the cause."""
 
 
+class MissingFileError(KgdbError, FileNotFoundError):
+    """A file or folder an argument names does not exist: a kgdb error (one line, exit 1)
+    that is also a :class:`FileNotFoundError` (``filename`` is the path as given)."""
+
+    def __init__(self, path: object, what: str = "file") -> None:
+        import errno
+        import os
+
+        shown = os.fspath(path) if isinstance(path, os.PathLike | str) else str(path)
+        where = os.path.abspath(shown) if not os.path.isabs(shown) else ""
+        message = f"{shown}: no such {what}" + (f" (looked for {where})" if where else "")
+        FileNotFoundError.__init__(self, errno.ENOENT, message, shown)
+        self.args = (message,)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 class EmbeddingError(KgdbError):
     """The embedding model could not be loaded or failed."""
 

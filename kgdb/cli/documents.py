@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from kgdb.cli.context import Context, pass_context
-from kgdb.cli.index import index_triples_for, triples_summary
+from kgdb.cli.index import build_all, index_triples_for, steps_summary, triples_summary
 from kgdb.cli.output import emit_json, json_option
 
 
@@ -39,13 +39,15 @@ from kgdb.cli.output import emit_json, json_option
                    "many LLM requests it would make.")
 @click.option("--ttr", is_flag=True,
               help="Then give the facts their triple text representations (kgdb index triples).")
+@click.option("--index", "build_index", is_flag=True,
+              help="Then build or refresh every index the solvers need (kgdb index).")
 @click.option("--no-progress", is_flag=True)
 @json_option
 @pass_context
 def load_documents_cmd(ctx: Context, paths: tuple[Path, ...], extract: str, chunk_size: int,
                        title_entity: bool, mention_facts: bool, ignore_case: bool,
                        min_name_length: int, fuse_similarity: float, batch: int, dry_run: bool,
-                       ttr: bool, no_progress: bool, as_json: bool) -> None:
+                       ttr: bool, build_index: bool, no_progress: bool, as_json: bool) -> None:
     """Load text/Markdown files and JSON/JSONL corpora as documents, chunks and the mutual
     index (a changed document replaces its old version; an unchanged one writes nothing)."""
     from kgdb.documents.align import AlignSettings
@@ -64,8 +66,11 @@ def load_documents_cmd(ctx: Context, paths: tuple[Path, ...], extract: str, chun
                             extractor=extractor, progress=not no_progress, dry_run=dry_run)
     texts = (index_triples_for(ctx, progress=not no_progress) if ttr and not dry_run
              else None)
+    steps = build_all(ctx, progress=not no_progress and not as_json) \
+        if build_index and not dry_run else None
     if as_json:
-        emit_json({**report.to_json(), **({"ttr": texts.to_json()} if texts else {})})
+        emit_json({**report.to_json(), **({"ttr": texts.to_json()} if texts else {}),
+                   **({"indexes": [s.to_json() for s in steps]} if steps is not None else {})})
         return
     if dry_run:
         requests = ("" if report.requests_needed is None else
@@ -85,6 +90,24 @@ def load_documents_cmd(ctx: Context, paths: tuple[Path, ...], extract: str, chun
         click.echo(f"note: {note}")
     if texts is not None:
         click.echo(triples_summary(texts))
+    for line in steps_summary(steps or []):
+        click.echo(line)
+    if steps is None:
+        behind = _indexes_behind(ctx)
+        if behind:
+            click.echo(f"next: kgdb index (to build or refresh {', '.join(behind)} for the "
+                       "solvers that need them)")
+
+
+def _indexes_behind(ctx: Context) -> list[str]:
+    """The indexes a solver needs that ``kgdb index`` would build or refresh now (missing or
+    stale, and not waiting for other data: triple texts without facts)."""
+    from kgdb.documents.indexing import needed_indexes
+    from kgdb.retrieve.readiness import INDEXES, index_statuses
+
+    return [f"{name} ({status.state})" for name, status in
+            index_statuses(ctx.store, needed_indexes()).items()
+            if status.state != "ready" and status.command == INDEXES[name].command]
 
 
 def _llm_extractor(ctx: Context):  # type: ignore[no-untyped-def]

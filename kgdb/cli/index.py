@@ -1,24 +1,101 @@
-"""``kgdb index``: KG-Retriever's document layer (``knn``: SIMILAR edges between documents or
-chunks and their K most similar ones) and KG-CQR's triple text representations
-(``triples``)."""
+"""``kgdb index``: every index the solvers need, in one step (no subcommand), or one of them:
+KG-Retriever's document layer (``knn``: SIMILAR edges between documents or chunks and their K
+most similar ones), KG-CQR's triple text representations (``triples``) and the retrieval graph
+of personalized PageRank (``ppr``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+import contextlib
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from kgdb.cli.context import Context, pass_context
-from kgdb.cli.output import emit_json, json_option
+from kgdb.cli.context import Context, current_context, pass_context
+from kgdb.cli.output import emit_json, json_option, waiting
 
 if TYPE_CHECKING:
+    from kgdb.documents.indexing import IndexStep
+    from kgdb.documents.knn import KnnReport
+    from kgdb.documents.ppr_graph import GraphReport
     from kgdb.documents.ttr import TripleIndexReport
+    from kgdb.retrieve.readiness import IndexStatus
 
 
-@click.group("index")
-def index_group() -> None:
-    """Build derived index structures inside the graph."""
+@click.group("index", invoke_without_command=True)
+@click.option("--no-progress", "no_progress_all", is_flag=True,
+              help="Without a subcommand: no progress on stderr.")
+@json_option
+@click.pass_context
+def index_group(click_ctx: click.Context, no_progress_all: bool, as_json: bool) -> None:
+    """Build derived index structures inside the graph. Without a subcommand: build or
+    refresh every index a solver needs that is missing or stale (kgdb stats says which),
+    each as its own subcommand would with the options it was last built with; a second run
+    writes nothing."""
+    if click_ctx.invoked_subcommand is not None:
+        if as_json or no_progress_all:
+            raise click.UsageError("--json and --no-progress go after the subcommand "
+                                   f"(kgdb index {click_ctx.invoked_subcommand} --json)")
+        return
+    steps = build_all(current_context(), progress=not no_progress_all and not as_json)
+    if as_json:
+        emit_json({"indexes": [s.to_json() for s in steps]})
+        return
+    for line in steps_summary(steps):
+        click.echo(line)
+
+
+def build_all(ctx: Context, *, progress: bool = True) -> list[IndexStep]:
+    """``kgdb index`` (and ``kgdb load documents --index``): every index a solver needs,
+    with one line on stderr as each starts (a spinner on a terminal)."""
+    from kgdb.documents.indexing import OWN_PROGRESS, build_indexes, needed_indexes
+
+    names = needed_indexes()
+    position = {name: i for i, name in enumerate(names, 1)}
+    waits: list[contextlib.ExitStack] = []
+
+    def started(name: str, before: IndexStatus) -> None:
+        for wait in waits:
+            wait.close()
+        waits.clear()
+        message = f"[{position[name]}/{len(names)}] {name} ({before.state}: {before.detail})"
+        if progress and name in OWN_PROGRESS:
+            click.echo(f"{message}...", err=True)  # its bar follows
+        elif progress:
+            stack = contextlib.ExitStack()
+            stack.enter_context(waiting(message))
+            waits.append(stack)
+
+    try:
+        return build_indexes(ctx.store, ctx.embedder, names, progress=progress,
+                             on_step=started)
+    finally:
+        for wait in waits:
+            wait.close()
+
+
+def steps_summary(steps: Sequence[IndexStep]) -> list[str]:
+    """One line per index: what was built, or why it was skipped."""
+    lines = []
+    for step in steps:
+        if step.outcome == "skipped":
+            lines.append(f"{step.name}: skipped, {step.reason}")
+        elif step.before.state == "ready" and _unchanged(step.report):
+            lines.append(f"{step.name}: up to date ({step.before.detail})")
+        elif step.name in SUMMARIES:
+            lines.append(f"{step.name}: {SUMMARIES[step.name](step.report)}")
+        else:
+            detail = f" ({step.after.detail})" if step.after else ""
+            lines.append(f"{step.name}: built in {step.seconds:.1f} s{detail}")
+    return lines
+
+
+def _unchanged(report: object) -> bool:
+    mode = getattr(report, "mode", None)
+    if mode is not None:
+        return mode == "unchanged"
+    return not getattr(report, "written", 0) and not getattr(report, "indexes_created", None) \
+        and not getattr(report, "indexes_rebuilt", None)
 
 
 @index_group.command("knn")
@@ -47,16 +124,19 @@ def knn_command(ctx: Context, label: str, k: int, method: str, full: bool, batch
         return
     for note in report.notes:
         click.echo(f"note: {note}")
+    click.echo(knn_summary(report))
+
+
+def knn_summary(report: KnnReport) -> str:
     if report.mode == "unchanged":
-        click.echo(f"{report.label} layer up to date: {report.nodes} nodes, {report.edges} "
-                   f"SIMILAR edges (k={report.k}) in {report.seconds:.1f} s")
-        return
+        return (f"{report.label} layer up to date: {report.nodes} nodes, {report.edges} "
+                f"SIMILAR edges (k={report.k}) in {report.seconds:.1f} s")
     how = (f"rebuilt with {report.method} ({report.reason})" if report.mode == "full" else
            f"updated with {report.method}: {report.changed} changed, {report.affected} "
            "affected")
-    click.echo(f"{report.label} layer {how}: {report.rewritten} of {report.nodes} nodes "
-               f"rewritten, {report.edges} SIMILAR edges (k={report.k}) in "
-               f"{report.seconds:.1f} s")
+    return (f"{report.label} layer {how}: {report.rewritten} of {report.nodes} nodes "
+            f"rewritten, {report.edges} SIMILAR edges (k={report.k}) in "
+            f"{report.seconds:.1f} s")
 
 
 @index_group.command("triples")
@@ -131,12 +211,22 @@ def ppr_command(ctx: Context, synonym_threshold: float, no_gazetteer: bool, no_t
     if as_json:
         emit_json(report.to_json())
         return
+    click.echo(ppr_summary(report))
+
+
+def ppr_summary(report: GraphReport) -> str:
     total = sum(report.seconds.values())
-    click.echo(f"retrieval graph {report.mode}: {report.chunks} chunks extracted, "
-               f"{report.phrases_created} phrases and {report.sentences_created} sentences "
-               f"created, {report.phrases_removed} phrases and {report.sentences_removed} "
-               f"sentences removed, {report.synonyms} synonym edges written in {total:.1f} s")
+    line = (f"retrieval graph {report.mode}: {report.chunks} chunks extracted, "
+            f"{report.phrases_created} phrases and {report.sentences_created} sentences "
+            f"created, {report.phrases_removed} phrases and {report.sentences_removed} "
+            f"sentences removed, {report.synonyms} synonym edges written in {total:.1f} s")
     if report.projection:
         p = report.projection
-        click.echo(f"stored projection ({p['mode']}): {p['blocks']} of {p['total']} blocks "
-                   f"written, {p['edges']} edges, {report.seconds.get('projection', 0):.1f} s")
+        line += (f"\nstored projection ({p['mode']}): {p['blocks']} of {p['total']} blocks "
+                 f"written, {p['edges']} edges, {report.seconds.get('projection', 0):.1f} s")
+    return line
+
+
+SUMMARIES: dict[str, Callable[[Any], str]] = {
+    "knn": knn_summary, "triples": triples_summary, "ppr": ppr_summary}
+"""The line each subcommand prints, by index name (``kgdb index`` prints the same)."""

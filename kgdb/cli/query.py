@@ -10,13 +10,17 @@ import click
 from kgdb.cli.context import Context, pass_context
 from kgdb.cli.output import elide_vectors, emit_json, json_option, jsonable
 from kgdb.cypher import housekeeping
+from kgdb.retrieve.readiness import INDEXES, SolverReadiness
 
 
 @click.command()
 @json_option
 @pass_context
 def stats(ctx: Context, as_json: bool) -> None:
-    """Counts by label and relationship type; indexes and their state."""
+    """Counts by label and relationship type; indexes and their state; whether each solver
+    is ready (and, when not, the command that makes it so)."""
+    from kgdb.retrieve.readiness import readiness
+
     store = ctx.store
     labels = {r["label"]: r["count"] for r in store.run(housekeeping.label_counts()).records()}
     types = {r["type"]: r["count"]
@@ -26,9 +30,11 @@ def stats(ctx: Context, as_json: bool) -> None:
         {"kind": i.kind, "label": i.label, "properties": list(i.properties), "state": i.state,
          **({"dimension": i.dimension} if i.dimension else {})} for i in infos]
     engine = {**store.server_info(), "plugins": store.plugins()}
+    solvers = readiness(store)
     if as_json:
         emit_json({"engine": engine, "labels": labels,
-                   "relationship_types": types, "indexes": indexes})
+                   "relationship_types": types, "indexes": indexes,
+                   "solvers": [s.to_json() for s in solvers]})
         return
     click.echo(f"database: {store.address}")
     edition = f" ({engine['edition']})" if engine.get("edition") else ""
@@ -46,6 +52,26 @@ def stats(ctx: Context, as_json: bool) -> None:
         dim = f" [{i['dimension']} dims]" if "dimension" in i else ""
         click.echo(f"  {i['kind']:<9} :{i['label']}({', '.join(i['properties'])}){dim} "
                    f"{i['state']}")
+    click.echo("solvers:")
+    for line in readiness_lines(solvers):
+        click.echo(line)
+
+
+def readiness_lines(solvers: list[SolverReadiness]) -> list[str]:
+    """``  NAME  ready`` per solver, or what it lacks and, below, the command that builds
+    it (80 columns)."""
+    lines = []
+    for s in solvers:
+        lacking = [i for i in s.indexes if i.state != "ready"]
+        if not lacking:
+            lines.append(f"  {s.solver:<15} ready")
+            continue
+        first = next((i for i in lacking if i.state == "missing"), lacking[0])
+        state = "not ready" if s.state == "missing" else "stale"
+        lines.append(f"  {s.solver:<15} {state}: {INDEXES[first.name].description} "
+                     f"({first.detail})")
+        lines.append(f"  {'':<15} run: {first.command}")
+    return lines
 
 
 # ---------------------------------------------------------------------- cypher

@@ -66,16 +66,18 @@ def _llm_or_none() -> Any:
 @click.command("ask")
 @click.argument("question")
 @solver_options
+@click.option("--cypher", "show_cypher", is_flag=True,
+              help="Also show the Cypher that ran, with its parameters.")
 @format_option
 @json_option
 @pass_context
 def ask_command(ctx: Context, question: str, solver: str, pattern: tuple[str, ...],
-                output_format: str, as_json: bool, **options: Any) -> None:
+                show_cypher: bool, output_format: str, as_json: bool, **options: Any) -> None:
     """Answer QUESTION from the graph with an LLM (OPENAI_BASE_URL, OPENAI_API_KEY): the
-    answer as the LLM writes it, the evidence it came from, the Cypher that ran and the LLM's
-    requests and tokens. Every solver needs the LLM to write the answer; pattern without
-    --pattern and logical-form also need it to plan. Without an LLM, kgdb retrieve gives the
-    evidence alone."""
+    answer as the LLM writes it, the evidence it came from (the Cypher that ran with
+    --cypher) and the LLM's requests and tokens. Every solver needs the LLM to write the
+    answer; pattern without --pattern and logical-form also need it to plan. Without an LLM,
+    kgdb retrieve gives the evidence alone."""
     from kgdb.retrieve.ask import Answer, ask, ask_stream, require_llm
 
     chosen = _chosen_format(output_format, as_json)
@@ -100,24 +102,27 @@ def ask_command(ctx: Context, question: str, solver: str, pattern: tuple[str, ..
         click.echo("\npattern: " + ", ".join(repr(tuple(t)) for t in drawn
                                              if isinstance(t, list)))
     click.echo("\nevidence:")
-    for line in answer.evidence.render():
+    for line in answer.evidence.render(cypher=show_cypher, width=78):
         click.echo(f"  {line}" if line else "")
 
 
 @click.command("retrieve")
 @click.argument("question")
 @solver_options
-@click.option("--cypher/--no-cypher", "show_cypher", default=True, show_default=True,
-              help="Show the Cypher that ran, with its parameters.")
+@click.option("--cypher/--no-cypher", "show_cypher", default=None,
+              help="Show the Cypher that ran, with its parameters (text: off by default; "
+                   "--json has the statements unless --no-cypher).")
 @format_option
 @json_option
 @pass_context
 def retrieve_command(ctx: Context, question: str, solver: str, pattern: tuple[str, ...],
-                     show_cypher: bool, output_format: str, as_json: bool,
+                     show_cypher: bool | None, output_format: str, as_json: bool,
                      **options: Any) -> None:
     """The evidence for QUESTION, without an answer: no LLM needed, except for the pattern
     solver without --pattern (the LLM writes the pattern graph) and logical-form (it plans).
-    Example: kgdb retrieve 'who directed Kismet?' --pattern 'Kismet|directed_by|UNKNOWN 1'."""
+    Passages are printed with their score, document and source, cut at a sentence end
+    ("…"; --json has them whole). Example: kgdb retrieve 'who directed Kismet?' --pattern
+    'Kismet|directed_by|UNKNOWN 1'; kgdb retrieve 'who founded X?' --solver ppr."""
     from kgdb.retrieve.ask import llm_needed, require_llm, retrieve
 
     chosen = _chosen_format(output_format, as_json)
@@ -126,11 +131,11 @@ def retrieve_command(ctx: Context, question: str, solver: str, pattern: tuple[st
     require_llm(parsed, llm, answer=False)
     evidence = retrieve(ctx.store, ctx.embedder, question, parsed, llm)
     if chosen == "json":
-        emit_json(evidence.to_json(statements=show_cypher))
+        emit_json(evidence.to_json(statements=show_cypher is not False))
     elif chosen != "text":
         _emit(evidence, chosen)
     else:
-        for line in evidence.render(cypher=show_cypher):
+        for line in evidence.render(cypher=bool(show_cypher)):
             click.echo(line)
 
 

@@ -199,7 +199,7 @@ def write_documents(store: GraphStore, embedder: Embedder, documents: Sequence[D
                     progress: bool = True, dry_run: bool = False) -> DocumentReport:
     """:func:`load_documents` of documents already read (``kgdb bench documents`` loads a
     corpus in parts)."""
-    from tqdm import tqdm
+    from kgdb.progress import progress_bar
 
     options = options or DocumentOptions()
     _check(options, extractor)
@@ -237,8 +237,8 @@ def write_documents(store: GraphStore, embedder: Embedder, documents: Sequence[D
     linker = Linker(store, None, LinkSettings("names"))  # one per load: it caches catalog reads
     counts: list[int] = []
     writer = store.view(observer=lambda _: counts.__setitem__(-1, counts[-1] + 1))
-    bar = tqdm(total=len(todo), unit="docs", file=sys.stderr, disable=not progress or not todo,
-               desc="documents")
+    bar = progress_bar(total=len(todo), unit="docs", file=sys.stderr,
+                       disable=not progress or not todo, desc="documents")
     try:
         for start in range(0, len(todo), options.batch):
             batch = todo[start:start + options.batch]

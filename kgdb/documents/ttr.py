@@ -63,7 +63,7 @@ def index_triples(store: GraphStore, embedder: Embedder, *, types: Sequence[str]
                   batch: int = BATCH, progress: bool = True) -> TripleIndexReport:
     """Write the TTR and its embedding on every fact (of ``types``, default all) that lacks
     them or whose text changed, and make sure each type has its vector index."""
-    from tqdm import tqdm
+    from kgdb.progress import progress_bar
 
     t0 = time.perf_counter()
     report = TripleIndexReport()
@@ -81,8 +81,8 @@ def index_triples(store: GraphStore, embedder: Embedder, *, types: Sequence[str]
                if i.kind == "vector" and i.entity == "relationship"
                and i.properties == (cy.EMBEDDING,)}
     embed_before = getattr(embedder, "compute_seconds", 0.0)
-    bar = tqdm(total=report.facts, unit="facts", unit_scale=True, file=sys.stderr,
-               disable=not progress or not report.facts, desc="triple texts")
+    bar = progress_bar(total=report.facts, unit="facts", unit_scale=True, file=sys.stderr,
+                       disable=not progress or not report.facts, desc="triple texts")
     try:
         for rel_type in wanted:
             replaced = _index_type(store, embedder, rel_type, batch, report, bar)

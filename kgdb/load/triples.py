@@ -216,7 +216,7 @@ def load_triples(store: GraphStore, embedder: Embedder, path: str | Path, *,
     it writes; see :class:`_BulkLoad`): FalkorDB's ``GRAPH.BULK``, CREATE batches on Neo4j;
     ``auto`` is bulk when the graph is empty. Both give the same graph on both engines
     (tests/live/test_bulk_load.py)."""
-    from tqdm import tqdm
+    from kgdb.progress import progress_bar
 
     path = Path(path)
     if on_error not in ("fail", "skip"):
@@ -240,8 +240,9 @@ def load_triples(store: GraphStore, embedder: Embedder, path: str | Path, *,
     seen_entities: set[str] = set()
     seen_predicates: set[str] = set()
     writer = _Writer(store, path)
-    bar = tqdm(total=total, unit="rows", unit_scale=True, file=sys.stderr, disable=not progress,
-               desc=f"loading {path.name}", mininterval=0.5, dynamic_ncols=True)
+    bar = progress_bar(total=total, unit="rows", unit_scale=True, file=sys.stderr,
+                       disable=not progress, desc=f"loading {path.name}", mininterval=0.5,
+                       dynamic_ncols=True)
     try:
         for batch in batched(read_triples(path, fmt, sep), batch_size):
             good, bad = _check(store, batch)

@@ -8,18 +8,22 @@ an LLM is the solver's to say, and a missing LLM is a :class:`LlmRequiredError` 
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator
+from typing import Any
 
 from kgdb.embed.base import Embedder
 from kgdb.engine.base import GraphStore
+from kgdb.errors import EngineConnectionError, KgdbError
 from kgdb.llm import ChatClient
 from kgdb.measure import elapsed_ms
 from kgdb.retrieve.evidence import Evidence
+from kgdb.retrieve.readiness import NotReadyError, explain_failure
 from kgdb.retrieve.registry import solver_named
 from kgdb.retrieve.solver import Answer, AskError, LlmRequiredError, Solver, SolverOptions
 
-__all__ = ["Answer", "AskError", "LlmRequiredError", "ask", "ask_stream", "llm_needed",
+__all__ = ["Answer", "AskError", "LlmRequiredError", "NotReadyError", "ask", "ask_stream", "llm_needed",
            "require_llm", "retrieve"]
 
 
@@ -48,8 +52,9 @@ def retrieve(store: GraphStore, embedder: Embedder, question: str, options: Solv
     _check_question(question)
     require_llm(options, llm, answer=False)
     metered = llm.metered() if llm is not None else None
-    evidence = solver_named(options.solver).retrieve(store, embedder, question, options,
-                                                     metered)
+    solver = solver_named(options.solver)
+    with _readiness_explained(store, solver):
+        evidence = solver.retrieve(store, embedder, question, options, metered)
     if metered is not None and metered.usage is not None:
         evidence.usage = metered.usage
     return evidence
@@ -62,7 +67,9 @@ def ask(store: GraphStore, embedder: Embedder, llm: ChatClient | None, question:
     require_llm(options, llm, answer=True)
     assert llm is not None
     metered = llm.metered()
-    answer = solver_named(options.solver).ask(store, embedder, metered, question, options)
+    solver = solver_named(options.solver)
+    with _readiness_explained(store, solver):
+        answer = solver.ask(store, embedder, metered, question, options)
     if metered.usage is not None:
         answer.evidence.usage = metered.usage
     return answer
@@ -83,7 +90,8 @@ def ask_stream(store: GraphStore, embedder: Embedder, llm: ChatClient | None, qu
     metered = llm.metered()
     solver = solver_named(options.solver)
     if type(solver).ask is not Solver.ask:  # the solver answers in its own way (rounds)
-        answer = solver.ask(store, embedder, metered, question, options)
+        with _readiness_explained(store, solver):
+            answer = solver.ask(store, embedder, metered, question, options)
         if metered.usage is not None:
             answer.evidence.usage = metered.usage
         yield "evidence", answer.evidence
@@ -91,7 +99,8 @@ def ask_stream(store: GraphStore, embedder: Embedder, llm: ChatClient | None, qu
             yield "token", answer.text
         yield "answer", answer
         return
-    evidence = solver.retrieve(store, embedder, question, options, metered)
+    with _readiness_explained(store, solver):
+        evidence = solver.retrieve(store, embedder, question, options, metered)
     if metered.usage is not None:
         evidence.usage = metered.usage
     yield "evidence", evidence
@@ -109,6 +118,25 @@ def ask_stream(store: GraphStore, embedder: Embedder, llm: ChatClient | None, qu
         answer = Answer(evidence, "".join(pieces).strip())
     evidence.timings_ms["answer"] = elapsed_ms(start)
     yield "answer", answer
+
+
+@contextlib.contextmanager
+def _readiness_explained(store: GraphStore, solver: Solver[Any]) -> Iterator[None]:
+    """A solver's failure for want of an index it declares becomes one line that names the
+    command building it (:class:`~kgdb.retrieve.readiness.NotReadyError`), whatever the
+    engine said (FalkorDB: "Invalid arguments for procedure 'db.idx.vector.queryNodes'").
+    The indexes are read only after a failure: a retrieval that works pays nothing."""
+    try:
+        yield
+    except NotReadyError:
+        raise
+    except EngineConnectionError:
+        raise  # the engine is not there: nothing to read the indexes with
+    except KgdbError as exc:
+        message = explain_failure(store, solver)
+        if message:
+            raise NotReadyError(message) from exc
+        raise
 
 
 def _check_question(question: str) -> None:

@@ -50,6 +50,7 @@ class VectorSolver(Solver[VectorOptions]):
     name = "vector"
     summary = "nearest chunks by the question's embedding (the baseline)"
     options = VectorOptions
+    indexes = ("chunks",)
     ranks_by_passages = True
 
     def retrieve(self, store: GraphStore, embedder: Embedder, question: str,
@@ -73,6 +74,7 @@ class EntitiesSolver(Solver[EntitiesOptions]):
     name = "entities"
     summary = "documents supporting the entities the question names (the mutual index)"
     options = EntitiesOptions
+    indexes = ("chunks",)
 
     def retrieve(self, store: GraphStore, embedder: Embedder, question: str,
                  options: EntitiesOptions, llm: ChatClient | None = None) -> Evidence:
@@ -159,6 +161,7 @@ class HybridSolver(Solver[HybridOptions]):
     name = "hybrid"
     summary = "vector search plus the mutual index's entity evidence, fused by scores"
     options = HybridOptions
+    indexes = ("chunks",)
     ranks_by_passages = True
 
     def retrieve(self, store: GraphStore, embedder: Embedder, question: str,

@@ -105,6 +105,7 @@ class TripleContextSolver(Solver[TripleContextOptions]):
     summary = ("KG-CQR: facts by triple text, beam-search completion, chunks by the question "
                "fused with that context")
     options = TripleContextOptions
+    indexes = ("chunks", "triples")
     ranks_by_passages = True
 
     def retrieve(self, store: GraphStore, embedder: Embedder, question: str,

@@ -170,7 +170,7 @@ def evaluate(store: GraphStore, embedder: Embedder, questions: Sequence[Question
              progress: bool = False) -> RetrievalEval:
     """Recall@k of supporting documents per mode (document ids; a title counts for the
     document whose id or title it is), and each mode's latency without embedding."""
-    from tqdm import tqdm
+    from kgdb.progress import progress_bar
 
     modes = list(modes) if modes is not None else parse_modes(DEFAULT_MODES)
     vectors = _QuestionVectors(embedder)
@@ -181,7 +181,7 @@ def evaluate(store: GraphStore, embedder: Embedder, questions: Sequence[Question
     times: dict[str, list[float]] = {label: [] for label, *_ in plans}
     times["embed"] = []
     named = _documents_named(store, {s for q in questions for s in q.supporting})
-    for q in tqdm(questions, desc="questions", unit="q", disable=not progress, leave=False):
+    for q in progress_bar(questions, desc="questions", unit="q", disable=not progress, leave=False):
         start = time.perf_counter()
         vectors.embed([q.question])
         times["embed"].append(elapsed_ms(start))

@@ -10,6 +10,8 @@ send :meth:`Evidence.to_json`, and BI tools read its flat :meth:`Evidence.rows`.
 
 from __future__ import annotations
 
+import re
+import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -30,6 +32,13 @@ a fused rank score (higher is better)."""
 PASSAGE = "passage"
 """The ``relation`` of a flat row that is a passage: ``head`` is its document, ``tail`` its
 text, ``source`` the chunk id."""
+
+
+WIDTH = 80
+"""The terminal width :meth:`Evidence.render` keeps to."""
+PASSAGE_CHARS = 600
+"""A passage longer than this is cut at its last sentence end before it (about eight lines
+of 80 columns: ten passages stay readable in a terminal)."""
 
 
 @dataclass(frozen=True)
@@ -102,10 +111,12 @@ class Passage:
     document: str
     text: str
     score: float | None = None
+    source: str | None = None
+    """Where in its file the passage is (``libtasn1.pdf p. 12``), where the reader knew."""
 
     def to_json(self) -> dict[str, Json]:
         return {"id": self.id, "document": self.document, "text": self.text,
-                "score": _rounded(self.score)}
+                "score": _rounded(self.score), "source": self.source}
 
 
 @dataclass(frozen=True)
@@ -204,30 +215,76 @@ class Evidence:
         out["llm"] = dict(self.usage.to_json())
         return out
 
-    def render(self, *, cypher: bool = True, max_params: int = 2000,
-               max_text: int = 300) -> list[str]:
-        """Lines for a person: groups with their facts and scores, ungrouped facts, passages,
-        documents, the Cypher that ran (re-runnable with its parameters) and the timings."""
+    def render(self, *, cypher: bool = False, max_params: int = 2000,
+               max_text: int = PASSAGE_CHARS, width: int = WIDTH) -> list[str]:
+        """Lines for a person, none wider than ``width`` (a word longer than that aside):
+        groups with their facts and scores, ungrouped facts, passages (each with its rank,
+        score, document and source, its text whole or cut at a sentence end before
+        ``max_text`` characters, marked "…"; :meth:`to_json` has it whole), documents, the
+        timings and, with ``cypher``, the Cypher that ran (re-runnable with its
+        parameters)."""
         lines: list[str] = []
         for group, facts in zip(self.groups, self.group_facts(), strict=True):
             score = "" if group.score is None else f"  {self.score_kind.upper()} {group.score:.4f}"
             lines.append(f"{group.kind} [{group.rank}]{score}")
-            lines += [f"    ({f.head!r}, {f.relation!r}, {f.tail!r})" for f in facts]
+            for f in facts:
+                lines += _wrapped(f"({f.head!r}, {f.relation!r}, {f.tail!r})", width, "    ")
         loose = [f for f in self.facts if f.group == 0]
-        lines += [f"- {f.sentence}" + ("" if f.score is None else f"  ({f.score:.4f})")
-                  for f in loose]
-        lines += [f"[{p.document}] {p.text[:max_text]}" for p in self.passages]
+        for f in loose:
+            lines += _wrapped(f"- {f.sentence}" + ("" if f.score is None else
+                                                   f"  ({f.score:.4f})"), width, "", "  ")
+        if self.passages:
+            if lines:
+                lines.append("")
+            lines.append(f"passages ({len(self.passages)}):")
+        for i, p in enumerate(self.passages, 1):
+            head = f"{i:>2}. " + ("" if p.score is None else f"{p.score:.4f}  ") + p.document
+            source = getattr(p, "source", None)  # the readers' field (file, page, section)
+            lines += _wrapped(head + (f" \u00b7 {source}" if source else ""), width, "", "      ")
+            lines += _wrapped(cut_text(p.text, max_text), width, "      ")
         if self.documents:
-            lines.append("documents: " + ", ".join(d.id for d in self.documents[:10]))
+            shown = ", ".join(d.id + ("" if d.score is None else f" ({d.score:.3f})")
+                              for d in self.documents[:10])
+            more = f" and {len(self.documents) - 10} more" if len(self.documents) > 10 else ""
+            if self.passages:
+                lines.append("")
+            lines += _wrapped(f"documents: {shown}{more}", width, "", "  ")
         if not lines:
             lines.append("Nothing was found.")
         if cypher and self.statements:
             lines += statement_lines(self.statements, max_params=max_params)
         if self.timings_ms:
-            lines.append("time: " + ", ".join(f"{k} {v:.1f} ms" for k, v in self.timings_ms.items()))
+            lines += _wrapped("time: " + ", ".join(f"{k} {v:.1f} ms"
+                                                   for k, v in self.timings_ms.items()),
+                              width, "", "  ")
         if self.usage.requests:
             lines.append(f"LLM: {self.usage.describe()}")
         return lines
+
+
+_SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?=\s)")
+"""A sentence end for cutting a passage short: punctuation, closing quotes or brackets,
+then white space. Splitting at an abbreviation ("Dr. Smith") only ends the shown part
+early; the whole text is in ``--json``."""
+
+
+def cut_text(text: str, limit: int = PASSAGE_CHARS) -> str:
+    """``text`` with its white space runs made single; when longer than ``limit``, cut after
+    the last sentence end within it (else the last whole word) and marked with "…"."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    ends = [m.end() for m in _SENTENCE_END.finditer(flat, 0, limit + 1)]
+    cut = ends[-1] if ends and ends[-1] >= limit // 4 else flat.rfind(" ", 0, limit + 1)
+    if cut <= 0:
+        cut = limit
+    return flat[:cut].rstrip() + " \u2026"
+
+
+def _wrapped(text: str, width: int, indent: str, subsequent: str | None = None) -> list[str]:
+    return textwrap.wrap(text, width, initial_indent=indent,
+                         subsequent_indent=indent if subsequent is None else subsequent,
+                         break_long_words=False, break_on_hyphens=False) or [indent.rstrip()]
 
 
 def documents_of(passages: Iterable[Passage]) -> list[RankedDocument]:

@@ -111,6 +111,7 @@ class DocumentGraphSolver(Solver[DocumentGraphOptions]):
     summary = ("KG-Retriever: seed documents, their document-layer neighbours, then their "
                "entities' facts")
     options = DocumentGraphOptions
+    indexes = ("chunks", "knn")
 
     def retrieve(self, store: GraphStore, embedder: Embedder, question: str,
                  options: DocumentGraphOptions, llm: ChatClient | None = None) -> Evidence:

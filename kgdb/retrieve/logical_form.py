@@ -30,6 +30,7 @@ class LogicalFormSolver(Solver[LogicalFormOptions]):
     aliases = ("lf", "kag")
     summary = "KAG: logical-form plans written by an LLM, run against the graph, judged"
     options = LogicalFormOptions
+    indexes = ("entities",)
 
     def llm_needed(self, options: LogicalFormOptions, *, answer: bool) -> str | None:
         return ("the logical-form solver plans with an LLM (run a logical form of your own "

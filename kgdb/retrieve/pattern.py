@@ -62,6 +62,7 @@ class PatternSolver(Solver[PatternOptions]):
     summary = ("SimGRAG: the question as a pattern graph, its top-k subgraphs by Graph "
                "Semantic Distance")
     options = PatternOptions
+    indexes = ("entities",)
 
     def llm_needed(self, options: PatternOptions, *, answer: bool) -> str | None:
         if answer:

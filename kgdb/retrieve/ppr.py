@@ -107,6 +107,7 @@ class PprSolver(Solver[PprOptions]):
     summary = ("personalized PageRank over passages and phrases, seeded by the question "
                "(HippoRAG 2 without an LLM; kgdb index ppr)")
     options = PprOptions
+    indexes = ("chunks", "ppr")
     ranks_by_passages = True
 
     def retrieve(self, store: GraphStore, embedder: Embedder, question: str,

@@ -89,6 +89,10 @@ class Solver(abc.ABC, Generic[OptionsT]):
     summary: ClassVar[str]
     """One line for ``--help`` and the schemas."""
     options: ClassVar[type[SolverOptions]]
+    indexes: ClassVar[tuple[str, ...]] = ()
+    """What it needs in the graph, prerequisites first: names of :data:`kgdb.indexes.INDEXES`
+    (``kgdb index`` builds them, ``kgdb stats`` says whether they are ready, and a retrieval
+    that fails for want of one says which command builds it)."""
     ranks_by_passages: ClassVar[bool] = False
     """True when the solver ranks documents from the passages it reads (``passages`` option):
     :meth:`for_recall` then reads enough of them for the cut-off."""

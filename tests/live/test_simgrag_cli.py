@@ -114,7 +114,7 @@ def test_rate_limits_are_retried_then_reported(scripted_llm, kgdb):
 
 def test_ask_prints_answer_evidence_and_cypher(graph, scripted_llm, kgdb):
     scripted_llm.push(PATTERN_REPLY, ANSWER_REPLY)
-    result = kgdb("ask", "who is the director of Tokyo Godfathers")
+    result = kgdb("ask", "who is the director of Tokyo Godfathers", "--cypher")
     assert result.exit_code == 0, result.output
     out = result.output
     assert out.startswith(ANSWER_REPLY)

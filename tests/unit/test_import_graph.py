@@ -15,9 +15,10 @@ import kgdb
 ROOT = Path(kgdb.__file__).parent
 
 LAYERS: list[set[str]] = [
-    {"errors", "text", "statement", "config", "vocabulary", "measure", "results", "package"},
+    {"errors", "text", "statement", "config", "vocabulary", "measure", "results", "package",
+     "progress"},
     # leaves: errors, text contract, settings, the graph vocabulary, percentiles and timers,
-    # results files, the installed package (its name, version and bundled examples)
+    # results files, the installed package (its name, version and bundled examples), progress
     {"ir"},                                         # the pattern and the linked pattern
     {"dsl"},                                        # front-ends: logical forms, rules, patterns
     {"dialects"},                                   # what differs between engines
