@@ -102,10 +102,13 @@ class Passage:
     document: str
     text: str
     score: float | None = None
+    source: str | None = None
+    """Where a person finds it: the file and its page(s) or section (``libtasn1.pdf p. 12``,
+    ``guide.html § Installation``); None for chunks of text, Markdown and JSON documents."""
 
     def to_json(self) -> dict[str, Json]:
         return {"id": self.id, "document": self.document, "text": self.text,
-                "score": _rounded(self.score)}
+                "score": _rounded(self.score), "source": self.source}
 
 
 @dataclass(frozen=True)
