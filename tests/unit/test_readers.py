@@ -164,7 +164,8 @@ def test_a_file_over_the_size_limit_is_refused_unread(tmp_path: Path) -> None:
 
 def test_a_folder_with_bad_files_skips_them_one_line_each(tmp_path: Path) -> None:
     made.two_column_pdf(tmp_path / "varna.pdf")
-    made.html_file(tmp_path / "web" / "ferry.html") if (tmp_path / "web").mkdir() is None else None
+    (tmp_path / "web").mkdir()
+    made.html_file(tmp_path / "web" / "ferry.html")
     made.docx_file(tmp_path / "orchard.docx")
     (tmp_path / "notes.md").write_text("# Notes\n\nThe quay is closed on Sundays.\n")
     made.encrypted_pdf(tmp_path / "locked.pdf", "secret")
@@ -179,7 +180,7 @@ def test_a_folder_with_bad_files_skips_them_one_line_each(tmp_path: Path) -> Non
     assert [line.split(":")[0] for line in lines] == [
         str(tmp_path / n) for n in ("image.html", "locked.pdf", "notes.docx", "scan.pdf")]
     assert all("\n" not in line for line in lines)
-    with pytest.raises(LoadError, match="image.html: not an HTML page"):  # the first in order
+    with pytest.raises(LoadError, match=r"image\.html: not an HTML page"):  # the first in order
         read_documents([tmp_path])
     # nothing readable at all is an error naming every file
     bad = tmp_path / "bad"
@@ -229,3 +230,13 @@ def test_a_missing_library_names_the_extra(tmp_path: Path, monkeypatch: pytest.M
     with pytest.raises(LoadError, match=r"^reading PDF needs the documents extra: "
                                         r"pip install 'kgdb\[documents\]'$"):
         read_documents([path], skipped=[])  # an error even when bad files are skipped
+
+
+def test_passage_evidence_carries_its_source() -> None:
+    from kgdb.retrieve.evidence import Evidence, Passage
+
+    evidence = Evidence("q", "vector", passages=[
+        Passage("libtasn1.pdf#0040#000", "libtasn1.pdf", "asn1Parser reads...", 0.8,
+                "libtasn1.pdf p. 8"), Passage("notes#0000#000", "notes", "The quay...", 0.5)])
+    out = evidence.to_json(statements=False)
+    assert [p["source"] for p in out["passages"]] == ["libtasn1.pdf p. 8", None]  # type: ignore
