@@ -1,7 +1,7 @@
 """How fast ``kgdb load documents`` reads each format (the readers alone: no graph, no
 embedding), as JSON: per format the files, pages, characters and seconds, pages/s and
-characters/s, also per CPU second of the process (a PDF's pages are its pages; an HTML file is one page; DOCX and ODT have no
-pages, so only characters/s).
+characters/s, pages also per CPU second of the process (a PDF's pages are its pages; an HTML
+file is one page; DOCX and ODT have no pages, so only characters/s).
 
 Usage::
 
