@@ -2,9 +2,10 @@
 manuals as PDF and HTML, a two-column PDF, a web page with navigation and scripts, a DOCX, an
 ODT and a Markdown file, next to bad files (encrypted PDF, a scan, a zip named .docx, binary
 named .html). ``kgdb load documents DIR`` loads the good ones and names each bad one in a
-line; after ``kgdb index knn|ppr|triples`` every solver that needs no LLM puts the passage
-that answers each question in its top 5, and the passage's source names its page or
-section."""
+line; after ``kgdb index knn|ppr|triples`` every solver that needs no LLM (nor facts) puts
+the passage
+that answers each question in its top 5, and the passage's source names its page
+or section."""
 
 from __future__ import annotations
 
@@ -23,7 +24,9 @@ pytestmark = pytest.mark.live
 
 LIBTASN1 = Path("/usr/share/doc/libtasn1-doc/libtasn1.pdf")
 MIME_HTML = Path("/usr/share/doc/shared-mime-info/shared-mime-info-spec.html/x34.html")
-SOLVERS = ("vector", "hybrid", "ppr", "document-graph", "triple-context")
+SOLVERS = ("vector", "hybrid", "ppr", "document-graph")
+"""The solvers that need no LLM and no facts: triple-context ranks facts by their triple text,
+and documents loaded without ``--extract llm`` have none."""
 
 QUESTIONS = [  # (question, document, source, a phrase of the answering passage)
     ("Which program reads a file with ASN.1 definitions and generates a C array for "
