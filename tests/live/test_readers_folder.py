@@ -3,8 +3,7 @@ manuals as PDF and HTML, a two-column PDF, a web page with navigation and script
 ODT and a Markdown file, next to bad files (encrypted PDF, a scan, a zip named .docx, binary
 named .html). ``kgdb load documents DIR`` loads the good ones and names each bad one in a
 line; after ``kgdb index knn|ppr|triples`` every solver that needs no LLM (nor facts) puts
-the passage
-that answers each question in its top 5, and the passage's source names its page
+the passage that answers each question in its top 5, and the passage's source names its page
 or section."""
 
 from __future__ import annotations
