@@ -37,6 +37,13 @@ from kgdb.cli.output import emit_json, json_option
 @click.option("--dry-run", is_flag=True,
               help="Write nothing: say how many documents and chunks a load would write and how "
                    "many LLM requests it would make.")
+@click.option("--on-error", type=click.Choice(["skip", "fail"]), default="skip",
+              show_default=True,
+              help="A file that cannot be read (corrupt, encrypted, too large, a scan without "
+                   "text): skip: say so in one line and load the other files; fail: load "
+                   "nothing.")
+@click.option("--max-size-mb", default=200, show_default=True, type=click.IntRange(1, 1 << 20),
+              help="Largest PDF, HTML, DOCX or ODT file read, in MiB.")
 @click.option("--ttr", is_flag=True,
               help="Then give the facts their triple text representations (kgdb index triples).")
 @click.option("--index", "build_index", is_flag=True,
@@ -47,9 +54,12 @@ from kgdb.cli.output import emit_json, json_option
 def load_documents_cmd(ctx: Context, paths: tuple[Path, ...], extract: str, chunk_size: int,
                        title_entity: bool, mention_facts: bool, ignore_case: bool,
                        min_name_length: int, fuse_similarity: float, batch: int, dry_run: bool,
-                       ttr: bool, build_index: bool, no_progress: bool, as_json: bool) -> None:
-    """Load text/Markdown files and JSON/JSONL corpora as documents, chunks and the mutual
-    index (a changed document replaces its old version; an unchanged one writes nothing)."""
+                       on_error: str, max_size_mb: int, ttr: bool, build_index: bool,
+                       no_progress: bool, as_json: bool) -> None:
+    """Load PDF, HTML, DOCX, ODT, text and Markdown files and JSON/JSONL corpora as
+    documents, chunks and the mutual index (a changed document replaces its old version; an
+    unchanged one writes nothing). Each passage of a PDF, HTML, DOCX or ODT file knows its
+    source: the file and its page or section."""
     from kgdb.documents.align import AlignSettings
     from kgdb.documents.pipeline import DocumentOptions, load_documents
 
@@ -60,10 +70,14 @@ def load_documents_cmd(ctx: Context, paths: tuple[Path, ...], extract: str, chun
     options = DocumentOptions(extract=extract, chunk_size=chunk_size, title_entity=title_entity,
                               mention_facts=mention_facts, ignore_case=ignore_case,
                               min_length=min_name_length, batch=batch,
-                              align=AlignSettings(similarity=fuse_similarity))
+                              align=AlignSettings(similarity=fuse_similarity),
+                              max_document_bytes=max_size_mb << 20)
     extractor = _llm_extractor(ctx) if extract == "llm" else None
     report = load_documents(ctx.store, ctx.embedder, paths, options=options,
-                            extractor=extractor, progress=not no_progress, dry_run=dry_run)
+                            extractor=extractor, progress=not no_progress, dry_run=dry_run,
+                            on_error=on_error)
+    for line in report.skipped:  # on stderr, also with --json: stdout stays one JSON value
+        click.echo(f"kgdb: skipped {line}", err=True)
     texts = (index_triples_for(ctx, progress=not no_progress) if ttr and not dry_run
              else None)
     steps = build_all(ctx, progress=not no_progress and not as_json) \
@@ -79,9 +93,11 @@ def load_documents_cmd(ctx: Context, paths: tuple[Path, ...], extract: str, chun
                    f"({report.chunks} chunks){requests}; nothing was written")
         return
     rate = report.chunks / report.seconds if report.seconds else 0.0
-    click.echo(f"{report.documents} documents: {report.written} written, {report.unchanged} "
-               f"unchanged; {report.chunks} chunks ({rate:.0f}/s), {report.mentions} mentions, "
-               f"{report.facts} facts in {report.seconds:.1f} s")
+    pages = f" ({report.pages} PDF pages)" if report.pages else ""
+    skipped = f", {len(report.skipped)} skipped" if report.skipped else ""
+    click.echo(f"{report.documents} documents{pages}: {report.written} written, "
+               f"{report.unchanged} unchanged{skipped}; {report.chunks} chunks ({rate:.0f}/s), "
+               f"{report.mentions} mentions, {report.facts} facts in {report.seconds:.1f} s")
     if extract == "llm":
         x = report.extraction
         click.echo(f"LLM: {x.requests} requests, {x.retries} retries, {x.cached} cached, "

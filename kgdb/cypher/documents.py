@@ -3,7 +3,8 @@
 The graph it writes::
 
     (:Document {id, title, source, format, hash, chunks})-[:hasChunk]->(:Chunk {id, document,
-        position, text, headings, embedding})
+        position, text, headings, embedding, source?, pages?})   source and pages: PDF, HTML,
+                                                                  DOCX and ODT chunks
     (:Entity)-[:supporting_chunks]->(:Chunk)            KAG's mutual index
     (:Entity)-[r:<relation> {extracted, chunks}]->(:Entity)    a fact and the chunks it came from
 
@@ -108,13 +109,15 @@ def merge_documents(documents: Sequence[Mapping[str, Any]]) -> Statement:
 
 
 def merge_chunks(d: Dialect, chunks: Sequence[Mapping[str, Any]]) -> Statement:
-    """``chunks``: {id, document, position, text, headings, embedding}, each linked from its
-    document by ``hasChunk {position}``."""
+    """``chunks``: {id, document, position, text, headings, embedding, source, pages}, each
+    linked from its document by ``hasChunk {position}``. ``source`` (``libtasn1.pdf p. 12``)
+    and ``pages`` are null, so not stored, for text, Markdown and JSON chunks."""
     return Statement(
         f"UNWIND $rows AS row\nMATCH (d:{DOCUMENT} {{id: row.document}})\n"
         f"MERGE (c:{CHUNK} {{id: row.id}})\n"
         "SET c.document = row.document, c.position = row.position, c.text = row.text, "
-        f"c.headings = row.headings, c.embedding = {d.vector_value('row.embedding')}\n"
+        f"c.headings = row.headings, c.embedding = {d.vector_value('row.embedding')}, "
+        "c.source = row.source, c.pages = row.pages\n"
         f"MERGE (d)-[h:{HAS_CHUNK}]->(c)\nSET h.position = row.position",
         {"rows": [dict(c) for c in chunks]}, write=True, idempotent=True)
 
@@ -295,7 +298,7 @@ def set_document_hashes(hashes: Sequence[tuple[str, str, int]]) -> Statement:
 
 
 def nearest_chunk_documents(d: Dialect, vector: Sequence[float], k: int) -> Statement:
-    """The ``k`` chunks nearest to ``vector``: rows ``chunk, document, text, distance`` (L2).
+    """The ``k`` chunks nearest to ``vector``: rows ``chunk, document, text, source, distance`` (L2).
 
     Where the dialect searches chunks exactly (:meth:`Dialect.exact_search`: Neo4j with
     kgdb's plugin, ``kgdb.nearestNodes`` over an in-memory copy of the index's vectors; FalkorDB
@@ -311,7 +314,8 @@ def nearest_chunk_documents(d: Dialect, vector: Sequence[float], k: int) -> Stat
                 f"WITH node, {d.score_to_l2('score')} AS distance\n")
     return Statement(
         f"{head}"
-        "RETURN node.id AS chunk, node.document AS document, node.text AS text, distance\n"
+        "RETURN node.id AS chunk, node.document AS document, node.text AS text, "
+        "node.source AS source, distance\n"
         "ORDER BY distance ASC, chunk ASC\nLIMIT $k", {"k": int(k), "vector": vector})
 
 
@@ -399,21 +403,22 @@ def entity_level_triples(d: Dialect, documents: Sequence[tuple[str, float]],
 
 def chunks_scored(d: Dialect, ids: Sequence[str], question: Sequence[float],
                   context: Sequence[float]) -> Statement:
-    """Rows ``id, document, text, question, context`` of the chunks among ``ids``: their
+    """Rows ``id, document, text, source, question, context`` of the chunks among ``ids``: their
     text and exact cosine similarities to the ``question`` and ``context`` vectors."""
     p = Params()
     return Statement(
         f"WITH {d.vector_value(p.add('question', [float(x) for x in question]))} AS qv, "
         f"{d.vector_value(p.add('context', [float(x) for x in context]))} AS cv\n"
         f"MATCH (c:{CHUNK}) WHERE c.id IN {p.add('ids', list(ids))}\n"
-        "RETURN c.id AS id, c.document AS document, c.text AS text, "
+        "RETURN c.id AS id, c.document AS document, c.text AS text, c.source AS source, "
         f"{d.cosine_similarity('c.embedding', 'qv')} AS question, "
         f"{d.cosine_similarity('c.embedding', 'cv')} AS context ORDER BY id", p.values)
 
 
 def chunks_by_id(ids: Sequence[str]) -> Statement:
-    """Rows ``id, document, text`` of the chunks among ``ids``."""
+    """Rows ``id, document, text, source`` of the chunks among ``ids``."""
     p = Params()
     return Statement(
         f"MATCH (c:{CHUNK}) WHERE c.id IN {p.add('ids', list(ids))}\n"
-        "RETURN c.id AS id, c.document AS document, c.text AS text ORDER BY id", p.values)
+        "RETURN c.id AS id, c.document AS document, c.text AS text, c.source AS source "
+        "ORDER BY id", p.values)

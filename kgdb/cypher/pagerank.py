@@ -342,7 +342,7 @@ def udf_ppr_chunks(seeds: Mapping[int, float], *, damping: float, epsilon: float
                    d: Dialect | None = None) -> Statement:
     """FalkorDB: ``kgdb.pprStored`` over the stored projection from ``seeds`` (internal ids
     -> weight): the ``k`` best chunks (``boost`` as in :func:`udf_ppr`), rows ``chunk,
-    document, text, node, score, pagerank``. The projection's blocks are read only when the
+    document, text, source, node, score, pagerank``. The projection's blocks are read only when the
     UDF's JavaScript context does not keep the projection yet (``kgdb.pprKnown``), and then
     only the blocks it does not keep (``kgdb.pprHasBlock``: after an incremental update, the
     rewritten ones). (The chunk is found
@@ -368,7 +368,8 @@ def udf_ppr_chunks(seeds: Mapping[int, float], *, damping: float, epsilon: float
     if paths_from and d is not None:
         return Statement(_with_paths(d, p, head, paths_from, paths_of), p.values)
     return Statement(
-        f"{head}RETURN c.id AS chunk, c.document AS document, c.text AS text, node, score, "
+        f"{head}RETURN c.id AS chunk, c.document AS document, c.text AS text, "
+        "c.source AS source, node, score, "
         "pagerank\nORDER BY score DESC, chunk ASC", p.values)
 
 
@@ -395,8 +396,8 @@ def native_ppr_chunks(d: Dialect, seeds: Mapping[int, float], *, damping: float,
     return Statement(_with_paths(d, p, call, paths_from, paths_of), p.values)
 
 
-_CHUNK_COLUMNS = ("c.id AS chunk, c.document AS document, c.text AS text, id(c) AS node, "
-                  "score, pagerank")
+_CHUNK_COLUMNS = ("c.id AS chunk, c.document AS document, c.text AS text, "
+                  "c.source AS source, id(c) AS node, score, pagerank")
 
 
 def _with_paths(d: Dialect, p: Params, head: str, paths_from: Sequence[str],
@@ -586,7 +587,7 @@ def gds_project_seeded(graph: str, seeds: Mapping[int, float],
 def gds_ppr_hub(graph: str, *, damping: float, iterations: int, tolerance: float,
                 k: int, boost: Mapping[int, float] | None = None) -> Statement:
     """Neo4j: PageRank personalised to the hub over the seeded projection: the ``k`` best
-    chunks, rows ``chunk, document, text, node, score, pagerank`` (pagerank: the score
+    chunks, rows ``chunk, document, text, source, node, score, pagerank`` (pagerank: the score
     divided by the damping factor, the weighted-seed PageRank; score: the same, or with a
     ``boost`` (node -> value) divided by the best chunk's plus the node's boost, as
     ``kgdb.ppr`` does)."""
@@ -609,7 +610,8 @@ def gds_ppr_hub(graph: str, *, damping: float, iterations: int, tolerance: float
         f"CASE WHEN size(keys({bst})) = 0 THEN r.pagerank ELSE "
         f"CASE WHEN top > 0 THEN r.pagerank / top ELSE 0.0 END + "
         f"coalesce({bst}[toString(r.node)], 0.0) END AS score\n"
-        "RETURN c.id AS chunk, c.document AS document, c.text AS text, node, score, "
+        "RETURN c.id AS chunk, c.document AS document, c.text AS text, "
+        "c.source AS source, node, score, "
         "pagerank\n"
         f"ORDER BY score DESC, chunk ASC LIMIT {p.add('k', int(k))}", p.values)
 

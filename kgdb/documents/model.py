@@ -19,6 +19,8 @@ class Section:
 
     text: str
     headings: tuple[str, ...] = ()
+    page: int | None = None
+    """The 1-based page it is on (PDF); None where a document has no pages."""
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,10 @@ class Document:
     source: str
     """Where it came from: a file path, or ``corpus.json:17`` for a record."""
     meta: dict[str, Any] = field(default_factory=dict)
+    cite: str | None = None
+    """The name its passages cite (``libtasn1.pdf``): set by the PDF, HTML, DOCX and ODT
+    readers, whose chunks then carry a :attr:`Chunk.source` (``libtasn1.pdf p. 12``); None
+    for text, Markdown and JSON documents, whose chunks are stored as they always were."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +47,11 @@ class Chunk:
     """0-based order of the chunk in its document."""
     text: str
     headings: tuple[str, ...] = ()
+    pages: tuple[int, ...] = ()
+    """The pages its text is on, in order (PDF)."""
+    source: str | None = None
+    """Where a person finds it: the file and its page(s) or section (``libtasn1.pdf p. 12``,
+    ``guide.html § Installation``); None for documents without :attr:`Document.cite`."""
 
 
 @dataclass(frozen=True)

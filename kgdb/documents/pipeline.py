@@ -24,6 +24,7 @@ from typing import Any
 from kgdb.cypher import documents as cy
 from kgdb.documents.align import Aligned, AlignSettings, align
 from kgdb.documents.chunking import DEFAULT_SIZE, chunk_document
+from kgdb.documents.formats import DEFAULT_MAX_DOCUMENT_BYTES
 from kgdb.documents.gazetteer import DEFAULT_MIN_LENGTH, Gazetteer
 from kgdb.documents.model import Chunk, Document, ExtractionStats, Extractor
 from kgdb.documents.readers import read_documents
@@ -35,6 +36,9 @@ from kgdb.link.gazetteer import name_entries
 from kgdb.schema.apply import ensure_base_schema
 
 EXTRACT_MODES = ("none", "gazetteer", "llm")
+ON_ERROR = ("skip", "fail")
+"""What a file that cannot be read does to a load: ``skip`` leaves it out (one line each in
+the report) and loads the others; ``fail`` loads nothing."""
 MENTIONS = "mentions"
 """The relation of ``--mention-facts``: a document's title entity mentions an entity."""
 PIPELINE_VERSION = 1
@@ -54,6 +58,8 @@ class DocumentOptions:
     min_length: int = DEFAULT_MIN_LENGTH
     batch: int = 32
     """Documents written per round of statements."""
+    max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES
+    """The largest PDF, HTML, DOCX or ODT file read (a larger one is a file error)."""
     align: AlignSettings = field(default_factory=AlignSettings)
 
     def fingerprint(self, extractor: Extractor | None) -> dict[str, Any]:
@@ -92,6 +98,10 @@ class DocumentReport:
     """A dry run with ``--extract llm``: the chunks whose extraction is not cached."""
     extraction: ExtractionStats = field(default_factory=ExtractionStats)
     notes: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    """One line per file that could not be read and was left out (``on_error="skip"``)."""
+    pages: int = 0
+    """Pages of the PDFs read."""
 
     def to_json(self) -> dict[str, Any]:
         out = {k: v for k, v in vars(self).items() if k != "extraction"}
@@ -101,9 +111,15 @@ class DocumentReport:
 
 def _hash(document: Document, chunks: Sequence[Chunk], fingerprint: dict[str, Any]) -> str:
     body = json.dumps({"title": document.title, "fingerprint": fingerprint,
-                       "chunks": [[c.id, c.text, list(c.headings)] for c in chunks]},
+                       "chunks": [[c.id, c.text, list(c.headings), *_cited(c)] for c in chunks]},
                       ensure_ascii=False, sort_keys=True)
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def _cited(chunk: Chunk) -> list[Any]:
+    """A chunk's source and pages in its hash, only where it has a source (the hashes of text,
+    Markdown and JSON documents stay what they were: reloading them writes nothing)."""
+    return [] if chunk.source is None else [chunk.source, list(chunk.pages)]
 
 
 def embedding_text(document: Document, chunk: Chunk) -> str:
@@ -175,15 +191,26 @@ def gazetteer_for(store: GraphStore, options: DocumentOptions) -> Gazetteer:
 
 def load_documents(store: GraphStore, embedder: Embedder, paths: Iterable[str | Path], *,
                    options: DocumentOptions | None = None, extractor: Extractor | None = None,
-                   progress: bool = True, dry_run: bool = False) -> DocumentReport:
+                   progress: bool = True, dry_run: bool = False,
+                   on_error: str = "skip") -> DocumentReport:
     """Load the documents of ``paths`` (see the module docstring). ``extractor`` is the LLM
     extractor when ``options.extract`` is ``llm``. ``dry_run``: write nothing, report what a
-    load would write (documents, chunks) and the LLM requests it would make."""
+    load would write (documents, chunks) and the LLM requests it would make. ``on_error``
+    (:data:`ON_ERROR`): ``skip`` leaves out a file that cannot be read (the report's
+    ``skipped`` names each with its cause) and loads the rest; ``fail`` raises the first such
+    error and writes nothing. Either way no file is half-written: every file is read before
+    anything is written, and nothing is written when no file could be read."""
     options = options or DocumentOptions()
     _check(options, extractor)
-    documents = read_documents(paths)  # every file is checked before anything is written
-    return write_documents(store, embedder, documents, options=options, extractor=extractor,
-                           progress=progress, dry_run=dry_run)
+    if on_error not in ON_ERROR:
+        raise LoadError(f"unknown on_error {on_error!r}; choose one of {', '.join(ON_ERROR)}")
+    skipped: list[LoadError] | None = [] if on_error == "skip" else None
+    # every file is read and checked before anything is written
+    documents = read_documents(paths, skipped=skipped, max_bytes=options.max_document_bytes)
+    report = write_documents(store, embedder, documents, options=options, extractor=extractor,
+                             progress=progress, dry_run=dry_run)
+    report.skipped = [str(e) for e in skipped or []]
+    return report
 
 
 def _check(options: DocumentOptions, extractor: Extractor | None) -> None:
@@ -206,7 +233,8 @@ def write_documents(store: GraphStore, embedder: Embedder, documents: Sequence[D
     t0 = time.perf_counter()
     embedded = getattr(embedder, "compute_seconds", 0.0)
     chunked = [(d, chunk_document(d, options.chunk_size)) for d in documents]
-    report = DocumentReport(documents=len(documents), dry_run=dry_run)
+    report = DocumentReport(documents=len(documents), dry_run=dry_run,
+                            pages=sum(int(d.meta.get("pages", 0)) for d in documents))
     if not dry_run:
         ensure_base_schema(store, embedder)
     if options.extract == "gazetteer":
@@ -284,7 +312,10 @@ def _write_batch(store: GraphStore, embedder: Embedder,
         store.run(cy.merge_chunks(d, [
             {"id": chunks[i][1].id, "document": chunks[i][1].document_id,
              "position": chunks[i][1].position, "text": chunks[i][1].text,
-             "headings": list(chunks[i][1].headings), "embedding": vectors[i]} for i in part]))
+             "headings": list(chunks[i][1].headings), "embedding": vectors[i],
+             # null for text, Markdown and JSON chunks: no property is written
+             "source": chunks[i][1].source, "pages": list(chunks[i][1].pages) or None}
+            for i in part]))
     report.chunks += len(chunks)
     mentions: list[tuple[str, str]] = []
     if options.title_entity:

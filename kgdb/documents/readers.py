@@ -1,4 +1,5 @@
-"""Documents from files: text and Markdown files, and JSON/JSONL corpora of records.
+"""Documents from files: text and Markdown files, JSON/JSONL corpora of records, and PDF,
+HTML, DOCX and ODT files (read in :mod:`kgdb.documents.formats`).
 
 Identity rules (the README's "Documents" section says the same):
 
@@ -10,6 +11,11 @@ Identity rules (the README's "Documents" section says the same):
   A record is ``{"id"?, "title", "text"}``; its document id is ``id`` when given, else the
   title. Records that share a document id are the paragraphs of one document, in file order
   (the layout of MuSiQue's ``corpus.json``).
+- A PDF, HTML, DOCX or ODT file (:mod:`kgdb.documents.formats`) is one document whose id is
+  its file name with the extension (``libtasn1.pdf``: the same manual often comes as PDF and
+  HTML side by side), or, found in a directory given, its path under that directory
+  (``html/index.html``: trees of web pages repeat file names). Its chunks cite that name with
+  their page or section (``libtasn1.pdf p. 12``).
 - Two different sources that give the same id in one load (``a.md`` and ``a.txt``, or a file
   and a corpus record) are an error naming both; across loads, the same id is the same
   document, and loading it again replaces it (an unchanged document writes nothing).
@@ -25,6 +31,12 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from kgdb.documents.formats import (
+    DEFAULT_MAX_DOCUMENT_BYTES,
+    RICH_SUFFIXES,
+    MissingExtra,
+    read_rich_document,
+)
 from kgdb.documents.model import Document, Section
 from kgdb.errors import LoadError
 from kgdb.text import TextError, limits, normalise_newlines, open_data_file, text_problem
@@ -202,22 +214,33 @@ def read_corpus(path: Path) -> list[Document]:
     return out
 
 
-def _files(paths: Iterable[Path]) -> Iterator[Path]:
+SUFFIXES = (".txt", ".md", ".json", ".jsonl", ".pdf", ".html", ".docx", ".odt")
+"""The formats named in messages (``.markdown``, ``.htm`` and ``.xhtml`` are read too)."""
+
+
+def _named(suffixes: Iterable[str]) -> str:
+    names = list(suffixes)
+    return ", ".join(names[:-1]) + f" or {names[-1]}"
+
+
+def _files(paths: Iterable[Path]) -> Iterator[tuple[Path, str]]:
+    """Each file with the id a PDF, HTML, DOCX or ODT file gets: its path under the
+    directory given, else its name."""
     for path in paths:
         if path.is_dir():
             found = sorted(walk(path))
             if not found:
-                raise LoadError(f"{path}: no .txt, .md, .json or .jsonl file in this directory")
-            yield from found
+                raise LoadError(f"{path}: no {_named(SUFFIXES)} file in this directory")
+            yield from ((f, f.relative_to(path).as_posix()) for f in found)
         else:
-            yield path
+            yield path, path.name
 
 
 def walk(root: Path) -> list[Path]:
     """The document files under ``root``, however deep (an explicit stack, no recursion);
     symbolic links to directories are not followed (no loops). A directory that cannot be
     read is a :class:`LoadError` naming it: a load never silently leaves files out."""
-    suffixes = {**TEXT_SUFFIXES, **CORPUS_SUFFIXES}
+    suffixes = {**TEXT_SUFFIXES, **CORPUS_SUFFIXES, **RICH_SUFFIXES}
     found: list[Path] = []
     stack = [root]
     while stack:
@@ -235,19 +258,44 @@ def walk(root: Path) -> list[Path]:
     return found
 
 
-def read_documents(paths: Iterable[str | Path]) -> list[Document]:
-    """Every document of ``paths`` (files or directories), checked for id collisions."""
+def read_file(path: Path, ident: str,
+              max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES) -> list[Document]:
+    """The documents of one file; ``ident``: the id of a PDF, HTML, DOCX or ODT file, which
+    may have at most ``max_bytes``."""
+    suffix = path.suffix.lower()
+    if suffix in TEXT_SUFFIXES:
+        return [read_text_document(path)]
+    if suffix in CORPUS_SUFFIXES:
+        return read_corpus(path)
+    if suffix in RICH_SUFFIXES:
+        return [read_rich_document(path, _check_id(str(path), ident), max_bytes)]
+    raise LoadError(f"{path}: unknown document format {suffix or '(no extension)'!r} "
+                    f"(use {_named(SUFFIXES)})")
+
+
+def read_documents(paths: Iterable[str | Path], *,
+                   skipped: list[LoadError] | None = None,
+                   max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES) -> list[Document]:
+    """Every document of ``paths`` (files or directories), checked for id collisions.
+    ``skipped``: a file that cannot be read is added to it (its error names the file and
+    the cause) and left out; without it, the first such file is the error. A missing
+    library (:class:`~kgdb.documents.formats.MissingExtra`) and an id collision are errors
+    either way. If no file of ``paths`` could be read, that is an error too. ``max_bytes``:
+    the largest PDF, HTML, DOCX or ODT file read (text and JSON files have
+    ``KGDB_MAX_FILE_BYTES``)."""
     documents: list[Document] = []
     seen: dict[str, str] = {}
-    for path in _files(Path(p) for p in paths):
-        suffix = path.suffix.lower()
-        if suffix in TEXT_SUFFIXES:
-            found = [read_text_document(path)]
-        elif suffix in CORPUS_SUFFIXES:
-            found = read_corpus(path)
-        else:
-            raise LoadError(f"{path}: unknown document format {suffix or '(no extension)'!r} "
-                            "(use .txt, .md, .json or .jsonl)")
+    failed: list[LoadError] = []
+    for path, ident in _files(Path(p) for p in paths):
+        try:
+            found = read_file(path, ident, max_bytes)
+        except MissingExtra:
+            raise
+        except LoadError as exc:
+            if skipped is None:
+                raise
+            failed.append(exc)
+            continue
         for doc in found:
             if doc.id in seen:
                 raise LoadError(f"{doc.source}: document id {doc.id!r} is also the id of "
@@ -255,4 +303,10 @@ def read_documents(paths: Iterable[str | Path]) -> list[Document]:
                                 "README's identity rules)")
             seen[doc.id] = doc.source
             documents.append(doc)
+    if failed and not documents:
+        raise LoadError(str(failed[0]) if len(failed) == 1 else
+                        "no file could be read:\n" + "\n".join(str(e) for e in failed)) \
+            from failed[0]
+    if skipped is not None:
+        skipped += failed
     return documents

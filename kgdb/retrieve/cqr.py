@@ -243,7 +243,8 @@ def fused_ranking(store: GraphStore, vector: Sequence[float], fused: Sequence[fl
         return []
     rows = store.run(cy_documents.chunks_scored(store.dialect, ids, vector, fused)).records()
     scored = [Passage(str(r["id"]), str(r["document"]), str(r["text"] or ""),
-                      float(r["question"]) + weight * float(r["context"])) for r in rows]
+                      float(r["question"]) + weight * float(r["context"]), r.get("source"))
+              for r in rows]
     return sorted(scored, key=lambda p: (-(p.score or 0.0), p.id))[:k]
 
 

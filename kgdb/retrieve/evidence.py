@@ -112,7 +112,8 @@ class Passage:
     text: str
     score: float | None = None
     source: str | None = None
-    """Where in its file the passage is (``libtasn1.pdf p. 12``), where the reader knew."""
+    """Where a person finds it: the file and its page(s) or section (``libtasn1.pdf p. 12``,
+    ``guide.html § Installation``); None for chunks of text, Markdown and JSON documents."""
 
     def to_json(self) -> dict[str, Json]:
         return {"id": self.id, "document": self.document, "text": self.text,

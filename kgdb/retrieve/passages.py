@@ -18,7 +18,7 @@ def nearest_passages(store: GraphStore, vector: Sequence[float], k: int) -> list
         return []
     rows = store.run(cy.nearest_chunk_documents(store.dialect, vector, k)).records()
     return [Passage(str(r["chunk"]), str(r["document"]), str(r["text"] or ""),
-                    1.0 - float(r["distance"]) ** 2 / 2.0) for r in rows]
+                    1.0 - float(r["distance"]) ** 2 / 2.0, _source(r)) for r in rows]
 
 
 def passages_by_id(store: GraphStore, ids: Sequence[str]) -> list[Passage]:
@@ -26,5 +26,11 @@ def passages_by_id(store: GraphStore, ids: Sequence[str]) -> list[Passage]:
     if not ids:
         return []
     found = {str(r["id"]): r for r in store.run(cy.chunks_by_id(ids)).records()}
-    return [Passage(i, str(found[i]["document"]), str(found[i]["text"])) for i in ids
-            if i in found]
+    return [Passage(i, str(found[i]["document"]), str(found[i]["text"]),
+                    source=_source(found[i])) for i in ids if i in found]
+
+
+def _source(row: dict[str, object]) -> str | None:
+    """A row's chunk ``source`` (None where the chunk has none)."""
+    source = row.get("source")
+    return None if source is None else str(source)

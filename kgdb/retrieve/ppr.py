@@ -226,7 +226,7 @@ def retrieve_ppr(store: GraphStore, question: str, vector: Sequence[float],
     with evidence.timings_ms.phase("pagerank"):
         ranked = _pagerank(store, seeds, boost, graph, projected, o, phrases)
     evidence.passages = [Passage(str(r["chunk"]), str(r["document"]), str(r["text"] or ""),
-                                 float(r["score"])) for r in ranked]
+                                 float(r["score"]), r.get("source")) for r in ranked]
     evidence.documents = documents_of(evidence.passages)
     if phrases and evidence.passages:
         with evidence.timings_ms.phase("paths"):

@@ -292,9 +292,9 @@ def test_collisions_and_formats_are_errors(cli_store, tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["load", "documents", str(tmp_path / "a.md"),
                                       str(tmp_path / "a.txt"), "--no-progress"])
     assert result.exit_code == 1 and "document id 'a' is also the id of" in result.output
-    write(tmp_path / "b.pdf", "%PDF")
-    result = CliRunner().invoke(cli, ["load", "documents", str(tmp_path / "b.pdf")])
-    assert result.exit_code == 1 and "unknown document format '.pdf'" in result.output
+    write(tmp_path / "b.doc", "%PDF")
+    result = CliRunner().invoke(cli, ["load", "documents", str(tmp_path / "b.doc")])
+    assert result.exit_code == 1 and "unknown document format '.doc'" in result.output
     result = CliRunner().invoke(cli, ["delete", "document", "nope"])
     assert result.exit_code == 1 and "no document with id 'nope'" in result.output
 
