@@ -439,7 +439,7 @@ def layout(graph: EvidenceGraph, width: float = 900, height: float = 600,
             for i, node in enumerate(graph.nodes)}
 
 
-COLUMN, ROW, MARGIN = 240, 34, 40
+COLUMN, ROW, MARGIN = 240, 44, 40
 """A document drawing's column width, row height and margin (pixels)."""
 PLACING = ("passage", "phrase", "document", "seed", "entity", "question")
 """The order the columns are placed in: the passages by rank, then each column ordered by
@@ -515,7 +515,7 @@ def svg_drawing(graph: EvidenceGraph, width: int = 900, height: int = 600) -> st
         pos, w, h = layout(graph, width, height), float(width), float(height)
     kinds = [k for k in KINDS if any(n.kind == k for n in graph.nodes)]
     legend_top = h
-    total = h + 20 * len(kinds) + 20
+    total = h + 20 * len(kinds) + (40 if graph.documents else 20)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w:.0f} {total:.0f}" '
            f'role="img" aria-label="evidence graph: {len(graph.nodes)} nodes, '
            f'{len(graph.edges)} edges">',
@@ -547,8 +547,9 @@ def svg_drawing(graph: EvidenceGraph, width: int = 900, height: int = 600) -> st
         x, y = pos[n.key]
         ring = (f'<circle cx="{x:.1f}" cy="{y:.1f}" r="18" fill="none" stroke="#222" '
                 f'stroke-dasharray="4 2"/>') if n.variables else ""
-        if in_columns:
-            where = f'x="{x + 16:.1f}" y="{y + 4:.1f}" text-anchor="start"'
+        if in_columns:  # above the mark: the arrows leave it to the right
+            where = f'x="{x - 12:.1f}" y="{y + 30 if n.kind == "question" else y - 15:.1f}" ' \
+                'text-anchor="start"'
         else:
             where = f'x="{x:.1f}" y="{y + 28:.1f}" text-anchor="middle"'
         tip = "\n".join(t for t in (n.name, f"{n.kind}: {n.id}" if n.id != n.name else n.kind,
@@ -556,14 +557,31 @@ def svg_drawing(graph: EvidenceGraph, width: int = 900, height: int = 600) -> st
         out.append(f'<g class="node {n.kind}"><title>{esc(tip)}</title>{ring}'
                    f'{_shape(n.kind, x, y, _colour(n))}'
                    f'<text {where} font-size="12" unicode-bidi="isolate">'
-                   f'{esc(_short(n.label, 40))}</text></g>')
+                   f'{esc(_short(n.label, 36 if in_columns else 40))}</text></g>')
     for i, kind in enumerate(kinds):
         y = legend_top + 20 + 20 * i
         out.append(f'<g class="legend">{_shape(kind, MARGIN / 2 + 10, y, KINDS[kind][1])}'
                    f'<text x="{MARGIN / 2 + 28:.1f}" y="{y + 4:.1f}" font-size="12">'
                    f'{esc(kind)}: {esc(KINDS[kind][0])}</text></g>')
+    arrows = arrows_legend(graph)
+    if arrows:
+        out.append(f'<text x="{MARGIN / 2:.1f}" y="{total - 6:.1f}" font-size="12">'
+                   f'{esc(arrows)}</text>')
     out.append("</svg>")
     return "\n".join(out)
+
+
+def arrows_legend(graph: EvidenceGraph) -> str:
+    """What the arrows of a document drawing mean ("" for facts alone)."""
+    kinds = {n.kind for n in graph.nodes}
+    parts = []
+    if "seed" in kinds:
+        parts.append("question \u2192 seed phrase (\u2192 synonym) \u2192 passage: a PageRank path")
+    if {"passage", "document"} <= kinds:
+        parts.append("passage \u2192 its document")
+    if {"passage", "entity"} <= kinds:
+        parts.append("passage \u2192 an entity it mentions")
+    return "arrows: " + "; ".join(parts) if parts else ""
 
 
 _QUIET = frozenset({"in", "mentions", "similar", "synonym", "names", "near sentence names",

@@ -277,7 +277,7 @@
   };
   const LAYERS = { question: 0, seed: 1, phrase: 2, passage: 3, document: 4, entity: 5 };
   const PLACING = ["passage", "phrase", "document", "seed", "entity", "question"];
-  const COLUMN = 240, ROW = 34, MARGIN = 40;
+  const COLUMN = 240, ROW = 44, MARGIN = 40;
   const MENTIONS_DRAWN = 8;
   const SEED_RELATION = { question: "names", sentence: "near sentence names", name: "near name" };
   const QUIET = new Set(["in", "mentions", "similar", "synonym", "names", "near sentence names",
@@ -618,10 +618,10 @@
         (expandable ? ": expand its neighbours" : ": show it"));
       if (d.variables.length) g.append(svgEl("circle", { class: "ring", cx: d.x, cy: d.y, r: 17 }));
       g.append(shape(d.kind, d.x, d.y, kindClass(d)));
-      const text = columnsMode
-        ? svgEl("text", { x: d.x + 16, y: d.y + 4, class: "side" })
+      const text = columnsMode  // above the mark: the arrows leave it to the right
+        ? svgEl("text", { x: d.x - 12, y: d.kind === "question" ? d.y + 30 : d.y - 15, class: "side" })
         : svgEl("text", { x: d.x, y: d.y + 27 });
-      text.textContent = label(d);
+      text.textContent = columnsMode ? short(label(d), 36) : label(d);
       g.append(text);
       const act = () => (expandable ? expand(d.id) : showNode(d));
       g.addEventListener("mouseenter", (ev) => showTip(d, ev));
@@ -657,10 +657,19 @@
       swatch.append(svgEl("circle", { class: "ring", cx: 0, cy: 0, r: 17 }));
       items.push(el("li", { "data-kind": "pattern" }, swatch, " dashed ring: a pattern node (the variable it matched in brackets)"));
     }
-    if (inColumns()) {
-      items.push(el("li", { "data-kind": "arrows" }, "arrows: question \u2192 seed phrase \u2192 (synonym) \u2192 passage is a PageRank path; passage \u2192 document it belongs to; passage \u2192 entity it mentions"));
-    }
+    const arrows = arrowsLegend(nodes);
+    if (arrows) items.push(el("li", { "data-kind": "arrows" }, arrows));
     $("legend").replaceChildren(el("span", { class: "hint" }, "Legend"), el("ul", {}, ...items));
+  }
+
+  // What the arrows of a document drawing mean (export.py's arrows_legend says the same).
+  function arrowsLegend(nodes) {
+    const has = (kind) => nodes.some((d) => d.kind === kind);
+    const parts = [];
+    if (has("seed")) parts.push("question \u2192 seed phrase (\u2192 synonym) \u2192 passage: a PageRank path");
+    if (has("passage") && has("document")) parts.push("passage \u2192 its document");
+    if (has("passage") && has("entity")) parts.push("passage \u2192 an entity it mentions");
+    return parts.length ? "arrows: " + parts.join("; ") : "";
   }
 
   function showNode(d) {
