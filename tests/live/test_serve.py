@@ -270,7 +270,7 @@ def test_exports_of_a_passage_solver_draw_passages_documents_and_mentions(
     assert mentioned == len(drawn)  # every entity drawn, from the one passage
     root = ET.fromstring(service.call("POST", "/retrieve?format=graphml", json=body).content)
     ns = "{http://graphml.graphdrawing.org/xmlns}"
-    kinds = [d.text for d in root.iter(f"{ns}data") if d.get("key") == "kind"]
+    kinds = [str(d.text) for d in root.iter(f"{ns}data") if d.get("key") == "kind"]
     assert sorted(kinds) == ["document"] + ["entity"] * mentioned + ["passage"]
     page = service.call("POST", "/retrieve?format=html", json=body).text
     assert '<g class="node passage">' in page and '<g class="legend">' in page

@@ -20,6 +20,7 @@
     edgeKeys: new Set(),
     expanded: new Set(),
     mentions: {},
+    columns: false,
     llm: false,
     generation: 0,
   };
@@ -307,6 +308,7 @@
     state.edgeKeys = new Set();
     state.expanded = new Set();
     state.mentions = {};
+    state.columns = false;
     $("graph-svg").replaceChildren();
     $("legend").replaceChildren();
     for (const id of ["answer", "usage", "graph-summary", "timings"]) $(id).textContent = "";
@@ -443,7 +445,8 @@
 
   // Positions for every node: document evidence in columns, facts alone by force.
   function place() {
-    if (inColumns()) columns();
+    state.columns = inColumns();  // decided by the evidence: an expansion keeps the layout
+    if (state.columns) columns();
     else layout(60);
   }
 
@@ -568,7 +571,7 @@
       $("legend").replaceChildren();
       return;
     }
-    const columnsMode = inColumns();
+    const columnsMode = state.columns;
     const defs = svgEl("defs");
     const marker = svgEl("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 10, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" });
     marker.append(svgEl("path", { d: "M0,0L10,5L0,10z", fill: "#999" }));
