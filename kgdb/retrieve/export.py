@@ -1,7 +1,9 @@
 """Evidence for other tools: JSON, Mermaid, GraphML and one self-contained HTML file, all drawn
 from the one evidence shape (:class:`~kgdb.retrieve.evidence.Evidence`, with the answer when
 there is one). ``kgdb retrieve|ask --format`` and the service's ``?format=`` use
-:func:`export`; the web page of ``kgdb serve`` draws the same :func:`evidence_graph`.
+:func:`export`; the web page of ``kgdb serve`` draws the same :func:`evidence_graph` (facts;
+passages with their documents and the entities they mention; ppr's question, seed phrases
+and PageRank paths), in the same :func:`columns` for document evidence (docs/exports.md).
 
 Every name and text in the evidence may be hostile (a loaded graph is data, not markup):
 GraphML is built by an XML writer (characters XML cannot carry become U+FFFD), Mermaid labels
@@ -514,7 +516,6 @@ def svg_drawing(graph: EvidenceGraph, width: int = 900, height: int = 600) -> st
     else:
         pos, w, h = layout(graph, width, height), float(width), float(height)
     kinds = [k for k in KINDS if any(n.kind == k for n in graph.nodes)]
-    legend_top = h
     total = h + 20 * len(kinds) + (40 if graph.documents else 20)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w:.0f} {total:.0f}" '
            f'role="img" aria-label="evidence graph: {len(graph.nodes)} nodes, '
@@ -559,7 +560,7 @@ def svg_drawing(graph: EvidenceGraph, width: int = 900, height: int = 600) -> st
                    f'<text {where} font-size="12" unicode-bidi="isolate">'
                    f'{esc(_short(n.label, 36 if in_columns else 40))}</text></g>')
     for i, kind in enumerate(kinds):
-        y = legend_top + 20 + 20 * i
+        y = h + 20 + 20 * i
         out.append(f'<g class="legend">{_shape(kind, MARGIN / 2 + 10, y, KINDS[kind][1])}'
                    f'<text x="{MARGIN / 2 + 28:.1f}" y="{y + 4:.1f}" font-size="12">'
                    f'{esc(kind)}: {esc(KINDS[kind][0])}</text></g>')
