@@ -85,7 +85,7 @@ def ask_command(ctx: Context, question: str, solver: str, pattern: tuple[str, ..
     llm = _llm_or_none()
     require_llm(parsed, llm, answer=True)  # before the database is opened
     if chosen != "text":
-        _emit(ask(ctx.store, ctx.embedder, llm, question, parsed), chosen)
+        _emit(ask(ctx.store, ctx.embedder, llm, question, parsed), chosen, ctx.store)
         return
     answer = None
     for kind, value in ask_stream(ctx.store, ctx.embedder, llm, question, parsed):
@@ -133,19 +133,20 @@ def retrieve_command(ctx: Context, question: str, solver: str, pattern: tuple[st
     if chosen == "json":
         emit_json(evidence.to_json(statements=show_cypher is not False))
     elif chosen != "text":
-        _emit(evidence, chosen)
+        _emit(evidence, chosen, ctx.store)
     else:
         for line in evidence.render(cypher=bool(show_cypher)):
             click.echo(line)
 
 
-def _emit(result: Any, output_format: str) -> None:
-    from kgdb.retrieve.export import export
+def _emit(result: Any, output_format: str, store: Any) -> None:
+    from kgdb.retrieve.export import export, passage_mentions
 
     if output_format == "json":
         emit_json(result.to_json())
     else:
-        click.echo(export(result, output_format), nl=False)
+        evidence = getattr(result, "evidence", result)
+        click.echo(export(result, output_format, passage_mentions(store, evidence)), nl=False)
 
 
 @click.group("eval")

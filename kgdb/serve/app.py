@@ -34,7 +34,7 @@ from kgdb import errors
 from kgdb.engine.base import GraphStore
 from kgdb.package import version
 from kgdb.retrieve.evidence import Evidence
-from kgdb.retrieve.export import HTML_CSP, MEDIA_TYPES, export
+from kgdb.retrieve.export import HTML_CSP, MEDIA_TYPES, export, passage_mentions
 from kgdb.retrieve.registry import AnyOptions, parse_options
 from kgdb.retrieve.solver import Answer
 from kgdb.serve.embedding import remaining
@@ -400,8 +400,9 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
     @app.get("/solvers", tags=["questions"])
     def solvers(_token: Signed) -> dict[str, Any]:
         """Every solver: its summary, whether it needs an LLM to retrieve, its options' JSON
-        schema (the web page's form is generated from it)."""
-        return {"solvers": ops.solvers()}
+        schema (the web page's form is generated from it); ``llm``: whether this server has
+        an LLM (to answer, stream, or retrieve with the solvers that need one)."""
+        return {"solvers": ops.solvers(), "llm": ops.has_llm()}
 
     @app.post("/explore", tags=["questions"])
     def explore(body: ExploreRequest, call: Reader) -> dict[str, Any]:
@@ -436,14 +437,14 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
                 media_type="text/event-stream",
                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
         answer = ops.ask(call.store, body.question, body.options)
-        return _answer_response(answer, config.max_rows, format)
+        return _answer_response(answer, config.max_rows, format, call.store)
 
     @app.post("/retrieve", tags=["questions"])
     def retrieve(body: AskRequest, call: Reader, format: EvidenceFormat = "json") -> Any:
         """The evidence a solver finds, without an LLM answer (SimGRAG needs a pattern or an
         LLM for it)."""
         evidence = ops.retrieve(call.store, body.question, body.options)
-        return _answer_response(evidence, config.max_rows, format)
+        return _answer_response(evidence, config.max_rows, format, call.store)
 
     @app.post("/lf/run", tags=["programs"])
     def lf_run(body: LfRequest, call: Reader, format: Format = "json") -> Any:
@@ -541,16 +542,19 @@ def _token(tokens: TokenFile, header: str | None) -> Token:
     return token
 
 
-def _answer_response(answer: Answer | Evidence, max_rows: int, format: str) -> Any:
+def _answer_response(answer: Answer | Evidence, max_rows: int, format: str,
+                     store: GraphStore) -> Any:
     if format in ("mermaid", "graphml", "html"):
-        return _exported(answer, max_rows, format)
+        return _exported(answer, max_rows, format, store)
     payload: dict[str, Any] = answer.to_json()
     return _rows_response(payload, "evidence", max_rows, format)
 
 
-def _exported(answer: Answer | Evidence, max_rows: int, format: str) -> Response:
-    """The evidence drawn for other tools, its facts and passages cut to ``max_rows`` (the
-    ``X-Kgdb-Truncated`` header says so); HTML is served with a policy that runs no script."""
+def _exported(answer: Answer | Evidence, max_rows: int, format: str,
+              store: GraphStore) -> Response:
+    """The evidence drawn for other tools (with the entities its passages mention, read from
+    ``store``), its facts and passages cut to ``max_rows`` (the ``X-Kgdb-Truncated`` header
+    says so); HTML is served with a policy that runs no script."""
     evidence = answer.evidence if isinstance(answer, Answer) else answer
     cut = {name: getattr(evidence, name)[:max_rows]
            for name in ("facts", "groups", "passages", "documents", "statements")}
@@ -561,7 +565,8 @@ def _exported(answer: Answer | Evidence, max_rows: int, format: str) -> Response
     headers = {TRUNCATED: "true" if truncated else "false", "X-Content-Type-Options": "nosniff"}
     if format == "html":
         headers["Content-Security-Policy"] = HTML_CSP
-    return Response(export(shown, format), media_type=MEDIA_TYPES[format], headers=headers)
+    return Response(export(shown, format, passage_mentions(store, cut_evidence)),
+                    media_type=MEDIA_TYPES[format], headers=headers)
 
 
 def _event(kind: str, data: Any) -> bytes:

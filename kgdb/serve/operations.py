@@ -98,6 +98,16 @@ class Operations:
                 self._llm = ChatClient(settings)
             return self._llm
 
+    def has_llm(self) -> bool:
+        """Whether an LLM is configured (given, or by OPENAI_BASE_URL / OPENAI_API_KEY): the
+        web page offers a streamed answer only then."""
+        if self._llm is not None:
+            return True
+        from kgdb.llm.client import LlmSettings
+
+        settings = LlmSettings.from_env()
+        return bool(settings.api_key or settings.base_url)
+
     def _llm_for_retrieval(self, options: SolverOptions) -> Any:
         return self.llm() if llm_needed(options, answer=False) else None
 

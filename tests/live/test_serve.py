@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import time
 from collections.abc import Iterator
@@ -243,6 +244,45 @@ def test_evidence_exports_from_the_service(service: Service) -> None:
     assert page.headers["x-kgdb-truncated"] == "false"
     bad = service.call("POST", "/retrieve?format=pdf", json=body)
     assert bad.status_code == 422 and "format" in bad.json()["error"]["message"]
+
+
+def test_exports_of_a_passage_solver_draw_passages_documents_and_mentions(
+        films: Any, embedder: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 34: the mermaid export of a passage solver was just ``flowchart LR``."""
+    import xml.etree.ElementTree as ET
+
+    from kgdb.documents.pipeline import DocumentOptions, load_documents
+
+    (tmp_path / "kismet.txt").write_text("Kismet is a 1944 film directed by William "
+                                         "Dieterle.\n", encoding="utf-8")
+    load_documents(films, embedder, [tmp_path / "kismet.txt"],
+                   options=DocumentOptions(extract="gazetteer"), progress=False)
+    service = _service(films, embedder, tmp_path, monkeypatch, allow_writes=False)
+    body = {"question": "Who directed Kismet?", "options": {"solver": "vector",
+                                                            "passages": 1}}
+    mermaid = service.call("POST", "/retrieve?format=mermaid", json=body).text
+    assert re.search(r'^    (n\d+)\[\["1\. kismet#35;0000#35;000"\]\]$', mermaid, re.M), mermaid
+    assert re.search(r'^    n\d+\[\("kismet"\)\]$', mermaid, re.M)
+    drawn = {line.split('"')[1] for line in mermaid.splitlines() if re.match(
+        r"    n\d+\[\"", line)}
+    assert {"Kismet", "William Dieterle"} <= drawn  # the entities the passage mentions
+    mentioned = len(re.findall(r'-->\|"mentions"\|', mermaid))
+    assert mentioned == len(drawn)  # every entity drawn, from the one passage
+    root = ET.fromstring(service.call("POST", "/retrieve?format=graphml", json=body).content)
+    ns = "{http://graphml.graphdrawing.org/xmlns}"
+    kinds = [str(d.text) for d in root.iter(f"{ns}data") if d.get("key") == "kind"]
+    assert sorted(kinds) == ["document"] + ["entity"] * mentioned + ["passage"]
+    page = service.call("POST", "/retrieve?format=html", json=body).text
+    assert '<g class="node passage">' in page and '<g class="legend">' in page
+
+
+def test_solvers_say_whether_the_server_has_an_llm(service: Service,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    assert service.call("GET", "/solvers").json()["llm"] is False
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    assert service.call("GET", "/solvers").json()["llm"] is True
 
 
 def test_page_endpoints_explore_graphs_and_solvers(service: Service) -> None:

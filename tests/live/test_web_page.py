@@ -76,6 +76,9 @@ def site(embedded_home: Path, embedder: Any, tmp_path_factory: pytest.TempPathFa
         (tmp / "paprika.txt").write_text("Paprika is a film by Satoshi Kon.\n", encoding="utf-8")
         load_documents(a, embedder, [tmp / "kismet.txt", tmp / "paprika.txt"],
                        options=DocumentOptions(extract="gazetteer"), progress=False)
+        from kgdb.documents.ppr_graph import build_graph
+
+        build_graph(a, embedder)  # --solver ppr's retrieval graph
         tokens = TokenFile(tmp / "tokens.json", [])
         secrets = {"a": tokens.add("reader-a", ("read",), (a.graph_name,)),
                    "b": tokens.add("reader-b", ("read",), (b.graph_name,)),
@@ -90,7 +93,8 @@ def site(embedded_home: Path, embedder: Any, tmp_path_factory: pytest.TempPathFa
                                      model="scripted-model", http_retries=0))
         with LiveServer(create_app(config, embedder=embedder, llm=llm)) as server:
             yield {"url": server.url, "tokens": secrets, "a": a.graph_name,
-                   "b": b.graph_name, "llm": llm_server}
+                   "b": b.graph_name, "llm": llm_server, "config": config,
+                   "embedder": embedder}
     for stores in (stores_a, stores_b):
         next(stores, None)
 
@@ -191,7 +195,8 @@ def test_sign_in_ask_a_pattern_expand_and_copy(page: Any, site: dict[str, Any]) 
     assert "Entity" in tip and "embedding" not in tip and "UNKNOWN director 1" in tip
     names, edges = drawn(page)
     assert sorted(names) == ["Kismet", "William Dieterle"]
-    assert node_names(page) == {"Kismet (Kismet)", "William Dieterle (UNKNOWN director 1)"}
+    # a pattern node's variable is shown unless it only repeats the name
+    assert node_names(page) == {"Kismet", "William Dieterle (UNKNOWN director 1)"}
     assert edges == [("Kismet", "directed_by", "William Dieterle")]
     assert page.locator("#graph-svg circle.ring").count() == 2  # both pattern nodes marked
     groups = page.inner_text("#groups-table tbody")
@@ -344,3 +349,181 @@ def test_a_token_of_graph_b_cannot_list_or_draw_graph_a(page: Any, site: dict[st
     page.wait_for_selector("#signin:not([hidden])")
     assert page.evaluate("sessionStorage.length") == 0
     shot(page, "10-signed-out")
+
+
+# ---------------------------------------------------------------------- document evidence
+DOCS = ROOT / "docs"
+
+
+def ask_solver(page: Any, solver: str, question: str) -> None:
+    page.select_option("#solver", solver)
+    page.fill("#question", question)
+    page.click("#ask-button")
+    page.wait_for_function("() => /^(Evidence in|\\d{3}:)/.test(document.getElementById('status')"
+                           ".textContent)")
+    assert page.inner_text("#status").startswith("Evidence in"), page.inner_text("#status")
+
+
+def kinds_drawn(page: Any) -> list[tuple[str, str]]:
+    return [tuple(k) for k in page.eval_on_selector_all(
+        "#graph-svg g.node", "gs => gs.map(g => [g.dataset.kind, g.querySelector('text')"
+                             ".textContent])")]
+
+
+def graphml_drawn(site: dict[str, Any], solver: str, question: str) -> set[tuple[str, str]]:
+    """The (kind, name) of every node of the service's GraphML export of the same question."""
+    import xml.etree.ElementTree as ET
+
+    import httpx
+
+    reply = httpx.post(site["url"] + "/retrieve?format=graphml", json={
+        "question": question, "options": {"solver": solver}}, headers={
+        "Authorization": "Bearer " + site["tokens"]["a"]}, timeout=60)
+    assert reply.status_code == 200, reply.text
+    ns = "{http://graphml.graphdrawing.org/xmlns}"
+    out = set()
+    for node in ET.fromstring(reply.content).iter(f"{ns}node"):
+        data = {d.get("key"): d.text for d in node.findall(f"{ns}data")}
+        out.add((str(data["kind"]), str(data["name"])))
+    return out
+
+
+def test_a_ppr_answer_draws_seeds_phrases_passages_and_a_legend(page: Any,
+                                                                 site: dict[str, Any]) -> None:
+    sign_in(page, site)
+    question = "Who directed Kismet?"
+    ask_solver(page, "ppr", question)
+    drawn_kinds = kinds_drawn(page)
+    kinds = {k for k, _ in drawn_kinds}
+    assert {"question", "seed", "passage", "document"} <= kinds, drawn_kinds
+    assert ("question", question) in drawn_kinds
+    seeds = {name for k, name in drawn_kinds if k == "seed"}
+    assert {"kismet", "william dieterle"} & seeds, seeds
+    assert ("passage", "1. kismet#0000#000") in drawn_kinds and ("document", "kismet") in \
+        drawn_kinds
+    # the PageRank paths: question -> seed phrase -> passage -> document
+    edges = set(page.eval_on_selector_all("#graph-svg g.edge", "gs => gs.map(g => "
+                                          "g.dataset.kinds + ' ' + g.dataset.relation)"))
+    assert {"question>seed names", "seed>passage in", "passage>document in"} <= edges or \
+        {"question>seed near sentence names", "seed>passage in", "passage>document in"} <= \
+        edges, edges
+    # no label repeats itself; the legend names each kind drawn and nothing else
+    assert not [name for _, name in drawn_kinds if re.fullmatch(r"(.+) \(\1\)", name)]
+    legend = page.eval_on_selector_all("#legend li", "ls => ls.map(l => l.dataset.kind)")
+    assert set(legend) - {"arrows", "pattern"} == kinds and "arrows" in legend
+    assert "seed phrase" in page.inner_text("#legend")
+    # no empty tables for a document solver: the passages, each with its rank and document
+    assert page.is_hidden("#groups-section") and page.is_hidden("#facts-section")
+    assert page.inner_text("#passages .passage .source >> nth=0").startswith("1. kismet")
+    # the export draws the same graph
+    assert graphml_drawn(site, "ppr", question) == set(drawn_kinds)
+    # a passage's tooltip shows its text
+    page.hover('#graph-svg g.node[data-kind="passage"] .dot >> nth=0')
+    assert "directed by William Dieterle" in page.inner_text("#tooltip")
+    page.mouse.move(0, 0)
+    shot(page, "11-ppr")
+    # docs/web-page.md shows it: from the answer to the passages
+    top = page.locator("#results").bounding_box()
+    end = page.locator("#passages").bounding_box()
+    page.screenshot(path=str(DOCS / "web-page-ppr.png"), full_page=True, clip={
+        "x": 40, "y": top["y"] - 10, "width": 1200, "height": end["y"] + end["height"] + 20
+        - top["y"]})
+
+
+def test_passage_solvers_draw_passages_and_the_entities_they_mention(
+        page: Any, site: dict[str, Any]) -> None:
+    sign_in(page, site)
+    for solver in ("vector", "hybrid"):
+        ask_solver(page, solver, "Who directed Kismet?")
+        page.wait_for_function("() => document.querySelector('#graph-svg g.node"
+                               "[data-kind=entity]')")  # once the mentions are read
+        drawn_kinds = kinds_drawn(page)
+        assert {k for k, _ in drawn_kinds} == {"passage", "document", "entity"}, drawn_kinds
+        assert {("entity", "William Dieterle"), ("entity", "Kismet")} <= set(drawn_kinds)
+        edges = set(page.eval_on_selector_all("#graph-svg g.edge", "gs => gs.map(g => "
+                                              "g.dataset.kinds + ' ' + g.dataset.relation)"))
+        assert edges == {"passage>document in", "passage>entity mentions"}
+        assert page.is_visible("#graph-view") and page.is_hidden("#facts-section")
+        assert graphml_drawn(site, solver, "Who directed Kismet?") == set(drawn_kinds)
+    shot(page, "12-vector")
+
+
+def test_an_error_clears_the_previous_result(page: Any, site: dict[str, Any]) -> None:
+    sign_in(page, site)
+    ask_solver(page, "ppr", "Who directed Kismet?")
+    assert page.is_visible("#results") and page.locator("#graph-svg g.node").count() > 3
+    page.fill("#question", "Who directed \x01 Kismet?")  # refused by the service: 422
+    page.click("#ask-button")
+    page.wait_for_function("() => /^\\d{3}:/.test(document.getElementById('status').textContent)")
+    assert page.inner_text("#status").startswith("422:")
+    assert page.is_hidden("#results")
+    assert page.locator("#graph-svg g.node").count() == 0
+    assert page.inner_text("#passages") == "" and page.inner_text("#statements") == ""
+
+
+def test_another_graph_clears_the_result(page: Any, site: dict[str, Any]) -> None:
+    sign_in(page, site, "all")
+    page.select_option("#graph", site["a"])
+    page.dispatch_event("#graph", "change")
+    ask_solver(page, "vector", "Who directed Kismet?")
+    assert "William Dieterle" in page.inner_text("#passages")
+    page.select_option("#graph", site["b"])
+    page.wait_for_function("() => document.getElementById('results').hidden")
+    assert page.locator("#graph-svg g.node").count() == 0
+    assert "William Dieterle" not in page.inner_text("#app")
+
+
+def test_an_answer_of_the_previous_graph_is_not_drawn(page: Any, site: dict[str, Any]) -> None:
+    """The graph changes while a streamed answer of the other one is still coming."""
+    site["llm"].push(json.dumps({"divided": ["Kismet was directed by someone"],
+                                 "triples": [["Kismet", "directed_by", "UNKNOWN director 1"]]}),
+                     {"content": "William Dieterle directed Kismet, slowly.",
+                      "chunk_delay": 0.3})
+    sign_in(page, site, "all")
+    page.select_option("#graph", site["a"])
+    page.dispatch_event("#graph", "change")
+    page.select_option("#solver", "pattern")
+    page.fill("#question", "Who directed Kismet?")
+    page.check("input[name=mode][value=ask]")
+    page.click("#ask-button")
+    page.wait_for_selector("#graph-svg g.node")  # A's evidence, the answer still coming
+    page.select_option("#graph", site["b"])
+    page.wait_for_function("() => document.getElementById('results').hidden")
+    page.wait_for_timeout(3000)  # longer than the rest of the streamed answer
+    assert page.is_hidden("#results") and page.locator("#graph-svg g.node").count() == 0
+    assert page.inner_text("#answer") == ""
+
+
+def test_the_streamed_answer_is_offered_only_with_an_llm(page: Any, site: dict[str, Any],
+                                                        monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    sign_in(page, site)
+    assert page.is_visible("#mode")  # this server has the scripted LLM
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with LiveServer(create_app(site["config"], embedder=site["embedder"])) as bare:
+        page.goto(bare.url + "/")
+        page.fill("#token", site["tokens"]["a"])
+        page.press("#token", "Enter")
+        page.wait_for_selector("#app:not([hidden])")
+        page.wait_for_function("() => document.querySelectorAll('#solver option').length > 0")
+        assert page.is_hidden("#mode")
+        assert page.is_checked("input[name=mode][value=retrieve]")
+        ask_solver(page, "vector", "Who directed Kismet?")  # evidence only, no LLM asked
+
+
+def test_highlights_stay_on_the_name_when_lower_casing_changes_lengths(
+        page: Any, site: dict[str, Any]) -> None:
+    """"İ" lower-cases to two code units: offsets found in the lower-cased text were one
+    off in the text itself."""
+    sign_in(page, site)
+    page.evaluate("""() => window.kgdbPage.render({question: 'q', solver: 'vector',
+        facts: [{head: 'Kismet', relation: 'r', tail: 'İzmir', group: 0}], groups: [],
+        passages: [{id: 'no-such-chunk', document: 'd', text:
+        'İİ İstanbul, then Kismet and KISMET; İzmir.', score: 0.5,
+        source: 'atlas.pdf p. 7'}], statements: [], timings_ms: {}, llm: {}})""")
+    marks = page.eval_on_selector_all("#passages mark", "ms => ms.map(m => m.textContent)")
+    assert marks == ["Kismet", "KISMET", "İzmir"]
+    assert "d \u2014 atlas.pdf p. 7" in page.inner_text("#passages .source")
+    names = {n for _, n in kinds_drawn(page)}
+    assert "1. atlas.pdf p. 7" in names
