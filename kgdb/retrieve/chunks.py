@@ -193,8 +193,8 @@ def rrf(rankings: list[list[str]], k: int = RRF_K) -> list[RankedDocument]:
 
 
 NAME_CACHE_ENTRIES = 8
-"""Graphs whose entity names are kept (a graph of 43k entities, MetaQA's, takes about 25 MB
-as a NameIndex; 8 of them 200 MB)."""
+"""Graphs whose entity names are kept, the least recently used dropped first (a MetaQA-sized
+graph's names take about 20 MB: docs/operations.md, "Caches")."""
 
 _NAME_INDEXES: GraphCache[NameIndex] = GraphCache("entity_names", NAME_CACHE_ENTRIES)
 

@@ -119,10 +119,9 @@ class PprSolver(Solver[PprOptions]):
 
 
 GRAPH_CACHE_ENTRIES = 16
-"""Retrieval graphs whose phrase names are kept: a MuSiQue-100 graph's 13,413 names take
-about 9 MB as a :class:`~kgdb.link.gazetteer.NameIndex` (tracemalloc), so 16 graphs stay
-under 150 MB; the service keeps at most ``max_tenants`` (32) stores open and a tenant asks
-``ppr`` of one graph, so 16 holds the busy half of them."""
+"""Retrieval graphs whose phrase names are kept, the least recently used dropped first: a
+MuSiQue-sized graph's names take a few MB, so 16 stay near 100 MB, and the service keeps at
+most ``max_tenants`` (32) stores open (docs/operations.md, "Caches", has the measurement)."""
 
 _GRAPHS: GraphCache[tuple[NameIndex, GraphOptions, bool]] = GraphCache(
     "ppr_graph", GRAPH_CACHE_ENTRIES)

@@ -455,7 +455,7 @@ def test_sigterm_drains_in_flight_streams(films: Any, tmp_path: Path,
         stopped = time.monotonic()
         first.join(30)
         second.join(30)
-        assert process.wait(30) == 0
+        assert process.wait(30) in (0, -signal.SIGTERM)  # uvicorn re-raises the signal
         took = time.monotonic() - stopped
     assert all(isinstance(r, list) for r in results), results
     ends = sorted(r[-1][0] for r in results)
