@@ -143,6 +143,7 @@ def test_start_again_stop_status(tmp_path: Path) -> None:
     assert kgdb("neo4j", "stop", "--home", str(home)).stdout.strip() == "not running"
 
 
+@needs_java_and_maven
 def test_http_port_taken_says_so(tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
