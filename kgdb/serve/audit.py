@@ -31,7 +31,8 @@ class _PrivateFileHandler(logging.handlers.WatchedFileHandler):
 
 
 class Audit:
-    """Writes audit records (see the module docstring)."""
+    """Writes audit records (see the module docstring). Each instance has its own file; the
+    logger is shared (several services in one process each write their own file)."""
 
     def __init__(self, path: Path | str | None = None, *, questions: bool = False) -> None:
         self.questions = questions
@@ -46,18 +47,18 @@ class Audit:
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
                 self._handler = _PrivateFileHandler(str(path), encoding="utf-8")
             self._handler.setFormatter(logging.Formatter("%(message)s"))
-            self.log.addHandler(self._handler)
-            self.log.propagate = False  # the file is where records go, not the server's log
 
     def write(self, event: str, **fields: Any) -> None:
         now = time.time()
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1000):03d}Z"
-        self.log.info(json.dumps({"time": stamp, "event": event, **fields},
-                                 ensure_ascii=False, default=str))
+        line = json.dumps({"time": stamp, "event": event, **fields}, ensure_ascii=False,
+                          default=str)
+        if self._handler is not None:
+            self._handler.handle(self.log.makeRecord(LOGGER, logging.INFO, __file__, 0, line,
+                                                     None, None))
+        self.log.info(line)
 
     def close(self) -> None:
         if self._handler is not None:
-            self.log.removeHandler(self._handler)
             self._handler.close()
             self._handler = None
-            self.log.propagate = True
