@@ -55,7 +55,7 @@ class Audit:
                           default=str)
         if self._handler is not None:
             self._handler.handle(self.log.makeRecord(LOGGER, logging.INFO, __file__, 0, line,
-                                                     None, None))
+                                                     (), None))
         self.log.info(line)
 
     def close(self) -> None:
