@@ -45,26 +45,38 @@ def echo_stopped(stopped: bool, as_json: bool) -> None:
 
 
 def _start_with_service(ctx: Context, server: Any, rule_specs: tuple[str, ...],
-                        port: int | None, as_json: bool) -> None:
+                        ports: dict[str, int | None], as_json: bool) -> None:
     from kgdb.serve.wiring import wire
 
-    if port is not None:
-        raise click.UsageError("--port: with --with-service, Neo4j takes 7687 when free")
     rules = {}
     for spec in rule_specs:
         name, _, file = spec.rpartition("=")
         rules[name or Path(file).stem] = Path(file)
     with waiting("starting Neo4j and kgdb serve, installing kgdb's procedures"):
-        wired = wire(server, ctx.settings.home, rules)
+        wired = wire(server, ctx.settings.home, rules, port=ports["service"],
+                     bolt_port=ports["bolt"], http_port=ports["http"])
     extra = {"service_url": wired.service_url, "service_pid": wired.service_pid,
              "procedures": wired.installed}
     _echo_settings(server, server.status(), as_json, extra)
 
 
+def start_command(server: Any, with_service: bool) -> str:
+    """The command that reaches this same server again: its ``--home`` always (without it
+    ``kgdb neo4j start`` means ``$KGDB_HOME/neo4j``, another server), its ports being those it
+    runs on already."""
+    import shlex
+
+    words = ["kgdb", "neo4j", "start", "--home", str(server.home.resolve())]
+    if with_service:
+        words.append("--with-service")
+    return shlex.join(words)
+
+
 def _echo_settings(server: Any, state: Any, as_json: bool,
                    extra: dict[str, Any] | None = None) -> None:
     """The settings as ``export NAME=value`` lines for ``eval "$(kgdb neo4j start)"`` (or
-    JSON), the HTTP and Browser URLs as a comment, and one line on stderr saying what runs."""
+    JSON), the HTTP and Browser URLs as a comment, and one line on stderr saying what runs
+    and the command that reaches this same server."""
     import shlex
 
     settings = server.settings(state)
@@ -82,15 +94,21 @@ def _echo_settings(server: Any, state: Any, as_json: bool,
         click.echo(f"# kgdb serve at {extra['service_url']} (pid {extra['service_pid']}); "
                    f"{len(extra['procedures'])} procedures installed")
     click.echo(f"Neo4j runs on {state.uri}{http}{shown} (home {server.home}). kgdb uses it only "
-               "where these variables are exported: eval \"$(kgdb neo4j start)\"; check with "
-               "kgdb stats.", err=True)
+               f"where these variables are exported: eval \"$({start_command(server, bool(extra))})\"; "
+               "check with kgdb stats.", err=True)
 
 
 @neo4j_group.command("start")
 @home_option
 @click.option("--port", type=click.IntRange(1, 65535), default=None,
-              help="Bolt port on 127.0.0.1 (default: 7687 and HTTP 7474 when free, else free "
-                   "ones).")
+              help="Bolt port on 127.0.0.1 (default: 7687 when free, else a free one); taken: "
+                   "an error.")
+@click.option("--http-port", type=click.IntRange(1, 65535), default=None,
+              help="HTTP port on 127.0.0.1 (Query API, Browser; default: 7474 when free, else "
+                   "a free one); taken: an error.")
+@click.option("--service-port", type=click.IntRange(1, 65535), default=None,
+              help="With --with-service: the port of kgdb serve (default: 8765 when free, "
+                   "else a free one); taken: an error.")
 @click.option("--service-url", default=None,
               help="The kgdb serve URL that custom.kgdb.ask/embed call (apoc.static.kgdb.url).")
 @click.option("--service-token-file", type=click.Path(exists=True, dir_okay=False,
@@ -109,7 +127,8 @@ def _echo_settings(server: Any, state: Any, as_json: bool,
 @rules_option
 @json_option
 @pass_context
-def neo4j_start(ctx: Context, home: Path | None, port: int | None, service_url: str | None,
+def neo4j_start(ctx: Context, home: Path | None, port: int | None, http_port: int | None,
+                service_port: int | None, service_url: str | None,
                 service_token_file: Path | None, with_service: bool, heap: str, pagecache: str,
                 rule_specs: tuple[str, ...], as_json: bool) -> None:
     """Start it (or find it running) and print KGDB_URI, NEO4J_USERNAME and NEO4J_PASSWORD as
@@ -122,8 +141,11 @@ def neo4j_start(ctx: Context, home: Path | None, port: int | None, service_url: 
     if with_service:
         if service_url or service_token_file:
             raise click.UsageError("--with-service chooses the service's URL and token itself")
-        _start_with_service(ctx, server, rule_specs, port, as_json)
+        _start_with_service(ctx, server, rule_specs, {"bolt": port, "http": http_port,
+                                                      "service": service_port}, as_json)
         return
+    if service_port is not None:
+        raise click.UsageError("--service-port goes with --with-service")
     if (service_url is None) != (service_token_file is None):
         raise click.UsageError("give --service-url and --service-token-file together")
     if service_url and service_token_file:
@@ -136,7 +158,9 @@ def neo4j_start(ctx: Context, home: Path | None, port: int | None, service_url: 
     if state is None:
         with waiting("starting Neo4j (about a minute; the first start also downloads its "
                      "jars with Maven)"):
-            state = server.ensure_started(port, standard_ports=True)
+            state = server.ensure_started(port, http_port=http_port, standard_ports=True)
+    else:
+        state = server.ensure_started(port, http_port=http_port)  # the ports asked, or error
     _echo_settings(server, state, as_json)
 
 

@@ -66,6 +66,18 @@ def read_rulesets(specs: tuple[str, ...]) -> dict[str, Any]:
 @click.option("--max-body", default=1024 * 1024, show_default=True,
               type=click.IntRange(1024, 1 << 30),
               help="Bytes at most of a request body (413 before it is read).")
+@click.option("--max-answer-chars", default=32_000, show_default=True,
+              type=click.IntRange(1, 10_000_000),
+              help="Characters at most of a streamed answer (the LLM's reply is closed past "
+                   "them and done says truncated: true).")
+@click.option("--audit-log", default=None, metavar="FILE",
+              help="Append one JSON audit record per request to FILE (mode 0600; '-' for "
+                   "stderr); the logger kgdb.audit gets them anyway.")
+@click.option("--audit-questions", is_flag=True,
+              help="Audit records carry the question's text too (off: never the question).")
+@click.option("--shutdown-grace", default=None, type=click.FloatRange(0, 3600),
+              help="Seconds in-flight requests get after SIGTERM; streams still running then "
+                   "end with an error event. Default: --timeout plus 5.")
 @rules_option
 @click.option("--print-openapi", is_flag=True, help="Print the OpenAPI document and exit.")
 @click.option("--mcp", "mcp_stdio", is_flag=True,
@@ -74,10 +86,16 @@ def read_rulesets(specs: tuple[str, ...]) -> dict[str, Any]:
 @pass_context
 def serve_command(ctx: Context, host: str, port: int, token_path: Path | None,
                   allow_writes: bool, timeout_s: float, max_rows: int, max_body: int,
-                  rule_specs: tuple[str, ...], print_openapi: bool, mcp_stdio: bool) -> None:
+                  max_answer_chars: int, audit_log: str | None, audit_questions: bool,
+                  shutdown_grace: float | None, rule_specs: tuple[str, ...],
+                  print_openapi: bool, mcp_stdio: bool) -> None:
     """Run the knowledge service: HTTP endpoints for ask, retrieve, logical forms, rules,
     embeddings (OpenAI-shaped), Dify retrieval and the relay of custom.kgdb.ask. Every request
-    needs a bearer token (kgdb tokens add) and names its graph (X-Kgdb-Graph)."""
+    needs a bearer token (kgdb tokens add) and names its graph (X-Kgdb-Graph).
+
+    A change of the token file is read before the next request (SIGHUP: at once); /metrics
+    answers in Prometheus' format; SIGTERM finishes the requests in flight first
+    (docs/operations.md)."""
     try:
         from kgdb.serve.app import ServeConfig, create_app
     except ImportError as exc:
@@ -113,15 +131,17 @@ def serve_command(ctx: Context, host: str, port: int, token_path: Path | None,
         click.echo(f"kgdb: created {path} with token 'local': {secret}", err=True)
     config = ServeConfig(ctx.settings, tokens, allow_writes=allow_writes, timeout_s=timeout_s,
                          max_rows=max_rows, max_body=max_body,
-                         rulesets=read_rulesets(rule_specs))
-    import uvicorn
+                         rulesets=read_rulesets(rule_specs), max_answer_chars=max_answer_chars,
+                         audit_log=audit_log, audit_questions=audit_questions,
+                         shutdown_grace=shutdown_grace)
+    from kgdb.serve.server import run
 
     app = create_app(config)
     click.echo(f"kgdb: serving {ctx.settings.uri or 'the embedded FalkorDB'} on "
                f"http://{host}:{port} ({'writes allowed' if allow_writes else 'read-only'}; "
                f"{len(tokens.tokens)} token(s) from {path})", err=True)
     click.echo(f"kgdb: the web page is http://{host}:{port}/ (sign in with a token)", err=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    run(app, host=host, port=port, grace=config.grace)
 
 
 # ---------------------------------------------------------------------- kgdb tokens
@@ -176,7 +196,7 @@ def tokens_list(ctx: Context, token_path: Path | None, as_json: bool) -> None:
 @tokens_option
 @pass_context
 def tokens_remove(ctx: Context, name: str, token_path: Path | None) -> None:
-    """Remove token NAME (a running server reads the file at start: restart it)."""
+    """Remove token NAME (a running server refuses it from its next request on)."""
     from kgdb.serve.tokens import TokenFile
 
     TokenFile.load(token_path or default_token_file(ctx)).remove(name)

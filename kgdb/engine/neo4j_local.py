@@ -117,20 +117,31 @@ class LocalNeo4j:
         return True
 
     # ------------------------------------------------------------------ public
-    def ensure_started(self, port: int | None = None, *,
+    def ensure_started(self, port: int | None = None, *, http_port: int | None = None,
                        standard_ports: bool = False) -> LocalNeo4jState:
         """The running server of this home, or a new one (resolving the jars first). Its Bolt
-        port is ``port``, else with ``standard_ports`` 7687 (and HTTP 7474) when free, else a
-        free one."""
+        port is ``port`` and its HTTP port ``http_port`` (either taken is an error, never
+        another port), else with ``standard_ports`` 7687 and 7474 when free, else free ones.
+        A server of this home running on other ports than those asked for is an error."""
         state = self.status()
         if state:
-            return state
+            return self._as_asked(state, port, http_port)
         with self._locked():
             state = self.status()
             if state:
-                return state
+                return self._as_asked(state, port, http_port)
             self._clear_stale()
-            return self._start(port, standard_ports)
+            return self._start(port, standard_ports, http_port)
+
+    def _as_asked(self, state: LocalNeo4jState, port: int | None,
+                  http_port: int | None) -> LocalNeo4jState:
+        for asked, runs, what in ((port, state.port, "Bolt"), (http_port, state.http_port,
+                                                                "HTTP")):
+            if asked is not None and asked != runs:
+                raise EngineConnectionError(
+                    f"Neo4j of {self.home} already runs with {what} on port {runs}, not "
+                    f"{asked}: stop it first (kgdb neo4j stop --home {self.home})")
+        return state
 
     def status(self) -> LocalNeo4jState | None:
         state = self._read_state()
@@ -184,7 +195,8 @@ class LocalNeo4j:
         return secret
 
     # ------------------------------------------------------------------ start
-    def _start(self, port: int | None, standard_ports: bool) -> LocalNeo4jState:
+    def _start(self, port: int | None, standard_ports: bool,
+               http_port: int | None = None) -> LocalNeo4jState:
         java = _require_tool("java", "install a Java 17+ runtime (OpenJDK) or set PATH")
         began = time.monotonic()
         server_cp, plugin_cp = resolve_classpaths()
@@ -193,8 +205,11 @@ class LocalNeo4j:
         if port is None and standard_ports and port_free(STANDARD_BOLT_PORT):
             port = STANDARD_BOLT_PORT
         port = port or free_port()
-        http_port = (STANDARD_HTTP_PORT if standard_ports and port_free(STANDARD_HTTP_PORT)
-                     else free_port())
+        if http_port is not None and (http_port == port or not port_free(http_port)):
+            raise EngineConnectionError(f"Neo4j: HTTP port 127.0.0.1:{http_port} is already "
+                                        "in use")
+        http_port = http_port or (STANDARD_HTTP_PORT if standard_ports and port != STANDARD_HTTP_PORT
+                                  and port_free(STANDARD_HTTP_PORT) else free_port())
         self._prepare(plugin_cp, port, http_port)
         if not (self.home / "data" / "dbms" / "auth.ini").exists() and not (
                 self.home / "data" / "databases" / "system").exists():

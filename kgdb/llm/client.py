@@ -15,7 +15,7 @@ import contextlib
 import copy
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -113,12 +113,30 @@ class ChatClient:
         self._calls_lock = threading.Lock()
         self.usage: LlmUsage | None = None
         """Where this view counts (None: not metered)."""
+        self.remaining: Callable[[], float | None] | None = None
+        """The time left to the piece of work this view serves (None: unbounded); it raises
+        once none is left (:meth:`bounded`)."""
 
     def metered(self) -> ChatClient:
         """This client (the same connection pool) counting into a new :attr:`usage`."""
         view = copy.copy(self)
         view.usage = LlmUsage()
         return view
+
+    def bounded(self, remaining: Callable[[], float | None]) -> ChatClient:
+        """This client with a deadline: every request's timeout is cut to ``remaining()``
+        seconds, and a streamed reply calls it between pieces, so a reply trickling in
+        piece by piece still ends on time (``remaining`` raises once it is past; a service
+        passes its request deadline). Views made from it (:meth:`metered`) keep it."""
+        view = copy.copy(self)
+        view.remaining = remaining
+        return view
+
+    def _timeout(self) -> dict[str, float]:
+        """The ``timeout`` option of the next request: the settings', cut to the time left."""
+        left = self.remaining() if self.remaining is not None else None
+        return {} if left is None else {"timeout": max(0.001, min(self.settings.timeout_s,
+                                                                   left))}
 
     @property
     def endpoint(self) -> str:
@@ -135,7 +153,7 @@ class ChatClient:
         with self._errors():
             raw = self._client.chat.completions.with_raw_response.create(
                 model=self.settings.model, messages=messages, temperature=temperature,
-                **({"max_tokens": max_tokens} if max_tokens else {}),
+                **({"max_tokens": max_tokens} if max_tokens else {}), **self._timeout(),
             )
             reply = raw.parse()
         content = _content(reply)
@@ -152,10 +170,15 @@ class ChatClient:
         return answered
 
     def stream(self, messages: list[dict[str, str]], *, temperature: float = 0.0,
-               max_tokens: int | None = None) -> Iterator[str]:
+               max_tokens: int | None = None) -> Generator[str, None, None]:
         """The reply's text in pieces as the server sends them (``stream: true``); the usage
         the server reports in its last chunk (``stream_options.include_usage``) is counted
-        in :attr:`usage`. An empty reply is an :class:`~kgdb.errors.LlmError`."""
+        in :attr:`usage`. An empty reply is an :class:`~kgdb.errors.LlmError`.
+
+        The HTTP response is closed however the iteration ends: read to its end, failed,
+        past :attr:`remaining`, or abandoned by the caller (``close()`` on this generator,
+        as a service does for a client that went away), so no request to the LLM is left
+        running."""
         self._count_request()
         prompt = completion = 0
         seen = False
@@ -163,17 +186,23 @@ class ChatClient:
             chunks = self._client.chat.completions.create(
                 model=self.settings.model, messages=messages, temperature=temperature,
                 stream=True, stream_options={"include_usage": True},
-                **({"max_tokens": max_tokens} if max_tokens else {}))
-            for chunk in chunks:
-                usage = getattr(chunk, "usage", None)
-                if usage is not None:
-                    prompt = _count(getattr(usage, "prompt_tokens", 0))
-                    completion = _count(getattr(usage, "completion_tokens", 0))
-                piece = _delta(chunk)
-                if piece:
-                    text = _contract_text(piece)
-                    seen = seen or bool(text.strip())
-                    yield text
+                **({"max_tokens": max_tokens} if max_tokens else {}), **self._timeout())
+            try:
+                for chunk in chunks:
+                    if self.remaining is not None:
+                        self.remaining()
+                    usage = getattr(chunk, "usage", None)
+                    if usage is not None:
+                        prompt = _count(getattr(usage, "prompt_tokens", 0))
+                        completion = _count(getattr(usage, "completion_tokens", 0))
+                    piece = _delta(chunk)
+                    if piece:
+                        text = _contract_text(piece)
+                        seen = seen or bool(text.strip())
+                        yield text
+            finally:
+                with contextlib.suppress(Exception):
+                    chunks.close()
         if self.usage is not None:
             self.usage.add(ChatReply("", prompt, completion))
         if not seen:

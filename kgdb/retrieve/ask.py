@@ -81,9 +81,13 @@ AskEvent = tuple[str, "Evidence | str | Answer"]
 
 
 def ask_stream(store: GraphStore, embedder: Embedder, llm: ChatClient | None, question: str,
-               options: SolverOptions) -> Iterator[AskEvent]:
+               options: SolverOptions, *, max_chars: int | None = None) -> Iterator[AskEvent]:
     """:func:`ask` as events: the evidence as soon as it is found, the answer's text as the
-    LLM writes it (whole, for a solver whose answer is more than one plain reply)."""
+    LLM writes it (whole, for a solver whose answer is more than one plain reply).
+
+    ``max_chars`` bounds the answer a streamed reply may write (what is kept to send it
+    whole at the end): past it the LLM's reply is closed, the answer is its first
+    ``max_chars`` characters and the evidence's ``detail["answer_truncated"]`` says so."""
     _check_question(question)
     require_llm(options, llm, answer=True)
     assert llm is not None
@@ -111,10 +115,22 @@ def ask_stream(store: GraphStore, embedder: Embedder, llm: ChatClient | None, qu
         if answer.text:
             yield "token", answer.text
     else:
-        pieces = []
-        for piece in metered.stream(messages):
-            pieces.append(piece)
-            yield "token", piece
+        pieces: list[str] = []
+        kept = 0
+        reply = metered.stream(messages)
+        try:
+            for piece in reply:
+                if max_chars is not None and kept + len(piece) > max_chars:
+                    piece = piece[:max_chars - kept]
+                    evidence.detail["answer_truncated"] = True
+                if piece:
+                    pieces.append(piece)
+                    kept += len(piece)
+                    yield "token", piece
+                if evidence.detail.get("answer_truncated"):
+                    break
+        finally:
+            reply.close()  # the LLM's response too, however this ends (ChatClient.stream)
         answer = Answer(evidence, "".join(pieces).strip())
     evidence.timings_ms["answer"] = elapsed_ms(start)
     yield "answer", answer

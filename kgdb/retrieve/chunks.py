@@ -31,6 +31,7 @@ from pydantic import Field
 from kgdb.cypher import documents as cy
 from kgdb.embed.base import Embedder
 from kgdb.engine.base import GraphStore
+from kgdb.graph_cache import GraphCache
 from kgdb.link.gazetteer import NameIndex, name_index
 from kgdb.llm import ChatClient
 from kgdb.retrieve.evidence import Evidence, Json, RankedDocument, documents_of
@@ -194,17 +195,16 @@ def rrf(rankings: list[list[str]], k: int = RRF_K) -> list[RankedDocument]:
     return [RankedDocument(d, scores[d]) for d in sorted(scores, key=lambda d: (-scores[d], d))]
 
 
-_NAME_INDEXES: dict[tuple[str, int], NameIndex] = {}
+NAME_CACHE_ENTRIES = 8
+"""Graphs whose entity names are kept, the least recently used dropped first (a MetaQA-sized
+graph's names take about 20 MB: docs/operations.md, "Caches")."""
+
+_NAME_INDEXES: GraphCache[NameIndex] = GraphCache("entity_names", NAME_CACHE_ENTRIES)
 
 
 def _name_index(store: GraphStore) -> NameIndex:
-    """The store's entity names, any case, kept while the number of entities stays the same
-    (reading every name costs more than the rest of a retrieval; a load or delete changes the
-    count; a rename alone is seen by the next process)."""
+    """The store's entity names, any case, kept per graph while its number of entities stays
+    the same (reading every name costs more than the rest of a retrieval; a load or delete
+    changes the count; a rename alone is seen by the next process)."""
     count = int(store.run(cy.count_entities()).records()[0]["entities"])
-    key = (store.address, count)
-    if key not in _NAME_INDEXES:
-        if len(_NAME_INDEXES) >= 8:
-            _NAME_INDEXES.pop(next(iter(_NAME_INDEXES)))
-        _NAME_INDEXES[key] = name_index(store, ignore_case=True)
-    return _NAME_INDEXES[key]
+    return _NAME_INDEXES.get(store, count, lambda: name_index(store, ignore_case=True))

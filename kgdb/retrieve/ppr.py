@@ -57,6 +57,7 @@ from kgdb.cypher import pagerank as cy
 from kgdb.embed.base import Embedder
 from kgdb.engine.base import GraphStore
 from kgdb.errors import KgdbError
+from kgdb.graph_cache import GraphCache
 from kgdb.link.gazetteer import NameIndex
 from kgdb.link.ppr_options import GraphOptions, options_of
 from kgdb.llm import ChatClient
@@ -118,35 +119,43 @@ class PprSolver(Solver[PprOptions]):
 
 
 
-_GRAPHS: dict[tuple[str, float], tuple[NameIndex, GraphOptions, bool]] = {}
+GRAPH_CACHE_ENTRIES = 16
+"""Retrieval graphs whose phrase names are kept, the least recently used dropped first: a
+MuSiQue-sized graph's names take a few MB, so 16 stay near 100 MB, and the service keeps at
+most ``max_tenants`` (32) stores open (docs/operations.md, "Caches", has the measurement)."""
+
+_GRAPHS: GraphCache[tuple[NameIndex, GraphOptions, bool]] = GraphCache(
+    "ppr_graph", GRAPH_CACHE_ENTRIES)
+"""Per graph (:func:`kgdb.graph_cache.graph_key`), versioned by the retrieval graph's build
+time: another graph's questions never evict or re-read it, its own rebuild does."""
 
 
 def _kept_graph(store: GraphStore) -> tuple[float, tuple[NameIndex, GraphOptions, bool]] | None:
-    """What :func:`retrieval_graph` last read for this store (its build time and the
+    """What :func:`retrieval_graph` last read for this store's graph (its build time and the
     graph), unchecked: the caller checks the build time (:func:`kgdb.cypher.pagerank.seeds`
     with ``built``)."""
-    return next(((built, graph) for (address, built), graph in _GRAPHS.items()
-                 if address == store.address), None)
+    kept = _GRAPHS.peek(store)
+    return (float(kept[0]), kept[1]) if kept is not None else None  # type: ignore[arg-type]
 
 
 def retrieval_graph(store: GraphStore) -> tuple[NameIndex, GraphOptions, bool]:
     """The phrase names (any case), the options the retrieval graph was built with and
-    whether its projection is stored, kept per store while the graph is not rebuilt."""
+    whether its projection is stored, kept per graph while the graph is not rebuilt."""
     meta = store.run(cy.read_meta()).records()
     if not meta or meta[0]["built"] is None:
         raise PprError(f"no retrieval graph in {store.address}: build it first "
                        "(kgdb index ppr)")
-    key = (store.address, float(meta[0]["built"]))
-    if key not in _GRAPHS:
+    row = meta[0]
+
+    def read() -> tuple[NameIndex, GraphOptions, bool]:
         names = [str(r["id"]) for r in store.run(cy.phrase_names()).records()]
         if not names:
             raise PprError(f"the retrieval graph in {store.address} is empty: load documents "
                            "(kgdb load documents PATH), then run kgdb index ppr")
-        _GRAPHS.clear()
-        _GRAPHS[key] = (NameIndex(((n, n, []) for n in names), ignore_case=True),
-                        options_of(str(meta[0]["options"] or "{}")),
-                        meta[0]["edges"] is not None)
-    return _GRAPHS[key]
+        return (NameIndex(((n, n, []) for n in names), ignore_case=True),
+                options_of(str(row["options"] or "{}")), row["edges"] is not None)
+
+    return _GRAPHS.get(store, float(row["built"]), read)
 
 
 def retrieve_ppr(store: GraphStore, question: str, vector: Sequence[float],

@@ -14,7 +14,6 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
-import json
 import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -25,21 +24,25 @@ from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.exceptions import HTTPException
 
-from kgdb import errors
+from kgdb import errors, graph_cache
 from kgdb.engine.base import GraphStore
 from kgdb.package import version
 from kgdb.retrieve.evidence import Evidence
 from kgdb.retrieve.export import HTML_CSP, MEDIA_TYPES, export, passage_mentions
 from kgdb.retrieve.registry import AnyOptions, parse_options
 from kgdb.retrieve.solver import Answer
-from kgdb.serve.embedding import remaining
+from kgdb.serve.audit import Audit
+from kgdb.serve.embedding import DEADLINE, remaining
 from kgdb.serve.errors import ServiceError, new_request_id, report, scrub
+from kgdb.serve.metrics import Metrics
+from kgdb.serve.observe import Observe, RequestRecord, route_namer
 from kgdb.serve.operations import MAX_TEXT, Operations, ServeConfig, cap_lists
+from kgdb.serve.streaming import Drain, EventStream, event
 from kgdb.serve.tenants import Tenants
 from kgdb.serve.tokens import ANY_GRAPH, Token, TokenFile
 
@@ -168,6 +171,9 @@ def authorise(request: Request, write: bool, graph: str | None = None) -> Iterat
     tenants: Tenants = request.app.state.tenants
     token = _token(config.tokens, request.headers.get("authorization"))
     name = graph or request.headers.get(GRAPH_HEADER) or tenants.default
+    record = _record(request)
+    if record is not None:
+        record.token, record.graph = token.name, name
     if not token.may_use(name):
         raise ServiceError(403, f"token {token.name!r} may not use {name[:80]!r}")
     if write and not config.allow_writes:
@@ -230,9 +236,11 @@ class Guard:
     request), the body's size limit (413 before a byte of an oversized body is read, by
     Content-Length or while it streams), and the token checked before the body is read."""
 
-    def __init__(self, app: Any, config: ServeConfig) -> None:
+    def __init__(self, app: Any, config: ServeConfig,
+                 reload_tokens: Callable[[str], None]) -> None:
         self.app = app
         self.config = config
+        self.reload_tokens = reload_tokens
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -240,8 +248,9 @@ class Guard:
             return
         from kgdb.serve.embedding import deadline
 
-        rid = new_request_id()
-        scope.setdefault("state", {})["request_id"] = rid
+        state = scope.setdefault("state", {})
+        rid = state.get("request_id") or new_request_id()  # Observe's, outside this
+        state["request_id"] = rid
 
         async def send_with_id(message: Any) -> None:
             if message["type"] == "http.response.start":
@@ -252,8 +261,12 @@ class Guard:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1")
                    for k, v in scope.get("headers", [])}
         if scope["path"] not in OPEN_PATHS:
+            self.reload_tokens("change")
             try:
-                _token(self.config.tokens, headers.get("authorization"))
+                token = _token(self.config.tokens, headers.get("authorization"))
+                record = state.get("record")
+                if record is not None:
+                    record.token = token.name
             except ServiceError as exc:
                 await _refuse(send_with_id, scope, exc.status, str(exc), rid,
                               {"WWW-Authenticate": "Bearer"})
@@ -309,6 +322,35 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
     use); tests pass their own."""
     ops = Operations(config, embedder=embedder, llm=llm)
     tenants = Tenants(config.settings, config.max_tenants, on_close=ops.forget)
+    metrics = Metrics(lambda: [*graph_cache.stats(), ops.embedding_stats()])
+    audit = Audit(config.audit_log, questions=config.audit_questions)
+    drain = Drain()
+
+    def reload_tokens(trigger: str) -> None:
+        """Read the token file again when it changed (``trigger`` "change", before every
+        request) or at once ("signal", SIGHUP); one audit record per reload or refusal."""
+        done = config.tokens.reload(force=trigger == "signal")
+        metrics.tokens.set(len(config.tokens.tokens))
+        if done is None:
+            return
+        metrics.token_reloads.labels(done.result).inc()
+        fields: dict[str, Any] = {"result": done.result, "file": str(config.tokens.path),
+                                  "tokens": done.tokens, "trigger": trigger}
+        if done.result == "reloaded":
+            fields.update(added=list(done.added), removed=list(done.removed),
+                          changed=list(done.changed))
+        else:
+            fields["reason"] = done.reason
+            log.error("kgdb serve: the token file was not reloaded: %s", done.reason)
+        audit.write("tokens", **fields)
+
+    def begin_drain(grace: float) -> None:
+        metrics.draining.set(1)
+        audit.write("shutdown", phase="draining", grace_s=grace,
+                    in_flight=int(metrics.registry.get_sample_value(
+                        "kgdb_http_requests_in_flight") or 0))
+
+    drain.on_begin.append(begin_drain)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> Any:
@@ -317,13 +359,23 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
         warming.start()
         yield
         tenants.close()
+        if drain.draining:
+            audit.write("shutdown", phase="stopped")
+        audit.close()
 
     app = FastAPI(title="kgdb knowledge service", version=version(), lifespan=lifespan,
                   description=__doc__)
     app.state.tenants = tenants
     app.state.config = config
     app.state.operations = ops
-    app.add_middleware(Guard, config=config)
+    app.state.metrics = metrics
+    app.state.audit = audit
+    app.state.drain = drain
+    app.state.reload_tokens = reload_tokens
+    metrics.tokens.set(len(config.tokens.tokens))
+    app.add_middleware(Guard, config=config, reload_tokens=reload_tokens)
+    app.add_middleware(Observe, metrics=metrics, audit=audit,
+                       endpoint_of=route_namer(app.router.routes))
 
     @app.exception_handler(errors.KgdbError)
     @app.exception_handler(Exception)
@@ -366,10 +418,21 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
     @app.get("/readyz", tags=["service"], responses={503: {"description": "still loading"}})
     def readyz() -> JSONResponse:
         """Readiness for load balancers: 200 once the embedding model is loaded (requests
-        are then answered without waiting for it), 503 ``loading`` before; no token."""
+        are then answered without waiting for it), 503 ``loading`` before and ``draining``
+        once the server is stopping; no token."""
+        if drain.draining:
+            return JSONResponse({"status": "draining"}, 503)
         if ops.ready:
             return JSONResponse({"status": "ready"})
         return JSONResponse({"status": "loading"}, 503)
+
+    @app.get("/metrics", tags=["service"], response_class=PlainTextResponse)
+    def prometheus_metrics(_token: Signed) -> Response:
+        """The service's metrics in Prometheus' text format (docs/operations.md lists them):
+        requests, latency histograms per endpoint and solver, errors, LLM requests and
+        tokens, cache hits, token reloads; any token may read them."""
+        body, content_type = metrics.render()
+        return Response(body, media_type=content_type)
 
     @app.get("/", include_in_schema=False)
     def page() -> Response:
@@ -426,23 +489,40 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
             format: EvidenceFormat = "json") -> Any:
         """Answer a question with a solver: the answer, its evidence, the Cypher, timings and
         the LLM's requests and tokens; ``stream: true`` sends them as server-sent events."""
+        record = _noted(request, body)
         if body.stream:
             if format != "json":
                 raise ServiceError(400, "a streamed answer is JSON events: ask for format "
                                         f"{format} without stream")
             events = ops.ask_stream(call.store, body.question, body.options)
             evidence = next(events)  # found now, with the tenant's store; failures are HTTP
-            return StreamingResponse(
-                _events(evidence, events, config.max_rows, _request_id(request)),
-                media_type="text/event-stream",
+            rid = _request_id(request)
+            if record is not None:
+                record.stream = True
+
+            def final(status: int, message: str) -> bytes:
+                if record is not None:
+                    record.stream_status = status
+                return event("error", {"error": {"status": status, "message": message,
+                                                 "request_id": rid}})
+
+            def ended(outcome: str) -> None:
+                if record is not None:
+                    record.outcome = outcome
+
+            return EventStream(
+                _events(evidence, events, config.max_rows, rid, record),
+                deadline=DEADLINE.get(), drain=drain, final=final, ended=ended,
                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
         answer = ops.ask(call.store, body.question, body.options)
         return _answer_response(answer, config.max_rows, format, call.store)
 
     @app.post("/retrieve", tags=["questions"])
-    def retrieve(body: AskRequest, call: Reader, format: EvidenceFormat = "json") -> Any:
+    def retrieve(body: AskRequest, call: Reader, request: Request,
+                 format: EvidenceFormat = "json") -> Any:
         """The evidence a solver finds, without an LLM answer (SimGRAG needs a pattern or an
         LLM for it)."""
+        _noted(request, body)
         evidence = ops.retrieve(call.store, body.question, body.options)
         return _answer_response(evidence, config.max_rows, format, call.store)
 
@@ -477,6 +557,9 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
         """Dify's external-knowledge API: ``knowledge_id`` names the graph; records are the
         nearest passages and triple texts, scored by cosine similarity."""
         setting = body.retrieval_setting
+        record = _record(request)
+        if record is not None:
+            record.question = body.query
         with authorise(request, False, body.knowledge_id) as call:
             return {"records": ops.passages_and_facts(call.store, body.query, setting.top_k,
                                                       setting.score_threshold)}
@@ -490,6 +573,7 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
     def relay_ask(body: AskRequest, call: Reader, request: Request) -> list[dict[str, Any]]:
         """For ``custom.kgdb.ask``: one flat row per answer (rank, answer, solver, evidence);
         a refused question is one row ``{error}`` (see :func:`_relayed`)."""
+        _noted(request, body)
         return _relayed(request, lambda: ops.relay_ask(call.store, body.question, body.options))
 
     @app.post("/relay/ask-evidence", tags=["relay"])
@@ -497,6 +581,7 @@ def create_app(config: ServeConfig, *, embedder: Any = None, llm: Any = None) ->
                        ) -> list[dict[str, Any]]:
         """For ``custom.kgdb.askEvidence``: the evidence rows, without an answer; a refused
         question is one row ``{error}``."""
+        _noted(request, body)
         return _relayed(request, lambda: ops.relay_evidence(call.store, body.question,
                                                             body.options))
 
@@ -569,31 +654,55 @@ def _exported(answer: Answer | Evidence, max_rows: int, format: str,
                     media_type=MEDIA_TYPES[format], headers=headers)
 
 
-def _event(kind: str, data: Any) -> bytes:
-    return f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+def _record(request: Request) -> RequestRecord | None:
+    return getattr(request.state, "record", None)
 
 
-def _events(first: Any, rest: Iterator[Any], max_rows: int, rid: str) -> Iterator[bytes]:
+def _noted(request: Request, body: AskRequest) -> RequestRecord | None:
+    """The request's record with the solver and the question (kept only when the audit is
+    told to keep questions)."""
+    record = _record(request)
+    if record is not None:
+        record.solver = body.options.solver
+        record.question = body.question
+    return record
+
+
+def _events(first: Any, rest: Iterator[Any], max_rows: int, rid: str,
+            record: RequestRecord | None = None) -> Iterator[bytes]:
     """Server-sent events of :func:`kgdb.retrieve.ask.ask_stream`'s events (see
-    :data:`STREAM_RESPONSE`)."""
+    :data:`STREAM_RESPONSE`); ``rest`` is closed however this ends (a client gone away
+    closes the LLM's reply with it)."""
     kind, evidence = first
     payload = evidence.to_json()
     if cap_lists(payload, max_rows):
         payload["truncated"] = True
-    yield _event(kind, payload)
     try:
+        yield event(kind, payload)
         for kind, value in rest:
             if kind == "token":
-                yield _event("token", {"text": value})
+                yield event("token", {"text": value})
             elif kind == "answer":
-                yield _event("done", {"answer": value.text, "verdict": value.verdict,
-                                      "llm": value.evidence.usage.to_json(),
-                                      "timings_ms": {k: round(v, 3) for k, v in
-                                                     value.evidence.timings_ms.items()}})
+                if record is not None:
+                    record.note_llm(value.evidence.usage)
+                done: dict[str, Any] = {
+                    "answer": value.text, "verdict": value.verdict,
+                    "llm": value.evidence.usage.to_json(),
+                    "timings_ms": {k: round(v, 3) for k, v in
+                                   value.evidence.timings_ms.items()}}
+                if value.evidence.detail.get("answer_truncated"):
+                    done["truncated"] = True
+                yield event("done", done)
     except Exception as exc:  # the status line is sent: the failure is the last event
         status, message = report(exc, rid, "POST /ask (stream)")
-        yield _event("error", {"error": {"status": status, "message": message,
-                                         "request_id": rid}})
+        if record is not None:
+            record.stream_status = status
+        yield event("error", {"error": {"status": status, "message": message,
+                                        "request_id": rid}})
+    finally:
+        close = getattr(rest, "close", None)
+        if close is not None:
+            close()
 
 
 def _rows_response(payload: dict[str, Any], key: str, max_rows: int, format: str) -> Any:

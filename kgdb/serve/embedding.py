@@ -26,6 +26,7 @@ import numpy as np
 from kgdb.embed.base import Embedder
 from kgdb.embed.cache import CachedEmbedder
 from kgdb.errors import QueryTimeoutError
+from kgdb.graph_cache import CacheStats
 
 BATCH = 16
 """Texts per turn at the model."""
@@ -104,6 +105,8 @@ class SharedModel:
         self._lock = FairLock()
         self._tenants: dict[str, TenantEmbedder] = {}
         self._tenants_lock = threading.Lock()
+        self._gone = CacheStats("embeddings")
+        """The counts of the tenants' caches dropped since the start (entries 0)."""
 
     @property
     def dimension(self) -> int:
@@ -132,7 +135,18 @@ class SharedModel:
     def forget(self, name: str) -> None:
         """Drop a tenant's cache (its store was closed)."""
         with self._tenants_lock:
-            self._tenants.pop(name, None)
+            gone = self._tenants.pop(name, None)
+            if gone is not None:
+                self._gone = self._gone.plus(gone.stats())
+
+    def stats(self) -> CacheStats:
+        """Every tenant's cache counted together (the ``embeddings`` cache's metrics): hits,
+        misses and evictions since the start, entries now."""
+        with self._tenants_lock:
+            total, tenants = self._gone, list(self._tenants.values())
+        for tenant in tenants:
+            total = total.plus(tenant.stats())
+        return total
 
 
 class TenantEmbedder(Embedder):
@@ -146,6 +160,7 @@ class TenantEmbedder(Embedder):
         self.entries = entries
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
+        self._hits = self._misses = self._evictions = 0
 
     @property
     def dimension(self) -> int:
@@ -154,6 +169,11 @@ class TenantEmbedder(Embedder):
     def cached(self) -> int:
         with self._lock:
             return len(self._cache)
+
+    def stats(self) -> CacheStats:
+        with self._lock:
+            return CacheStats("embeddings", self._hits, self._misses, self._evictions,
+                              len(self._cache), self.entries)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -165,7 +185,9 @@ class TenantEmbedder(Embedder):
                 if vector is not None:
                     self._cache.move_to_end(text)
                     known[text] = vector
-        missing = [t for t in dict.fromkeys(texts) if t not in known]
+            missing = [t for t in dict.fromkeys(texts) if t not in known]
+            self._hits += len(known)
+            self._misses += len(missing)
         if missing:
             fresh = dict(zip(missing, self.shared.compute(missing), strict=True))
             known.update(fresh)
@@ -173,4 +195,5 @@ class TenantEmbedder(Embedder):
                 self._cache.update((t, v) for t, v in fresh.items() if len(t) <= CACHED_CHARS)
                 while len(self._cache) > self.entries:
                     self._cache.popitem(last=False)
+                    self._evictions += 1
         return np.stack([known[t] for t in texts]).astype(np.float32, copy=False)

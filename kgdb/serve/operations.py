@@ -14,12 +14,14 @@ from kgdb import errors
 from kgdb.config import Settings
 from kgdb.dsl.rules_ast import RuleSet
 from kgdb.engine.base import GraphStore
+from kgdb.graph_cache import CacheStats
 from kgdb.package import version
 from kgdb.retrieve.ask import AskEvent, llm_needed
 from kgdb.retrieve.evidence import PASSAGE, Evidence
 from kgdb.retrieve.solver import Answer, SolverOptions
-from kgdb.serve.embedding import SharedModel, TenantEmbedder
+from kgdb.serve.embedding import SharedModel, TenantEmbedder, remaining
 from kgdb.serve.errors import ServiceError
+from kgdb.serve.observe import note_llm
 from kgdb.serve.tokens import ANY_GRAPH, TENANT_NAME, Token, TokenFile
 
 MAX_TEXTS = 256
@@ -48,6 +50,18 @@ class ServeConfig:
     """Tenant stores open at a time (the least recently used idle one is closed)."""
     rulesets: dict[str, RuleSet] = field(default_factory=dict)
     """Rule sets by name, compiled at start (``--rules``)."""
+    max_answer_chars: int = 32_000
+    """Characters at most of a streamed answer (the LLM's reply is closed past them)."""
+    audit_log: str | None = None
+    """Where audit records go besides the logger ``kgdb.audit``: a file, ``-`` for stderr."""
+    audit_questions: bool = False
+    """Whether audit records carry the question's text."""
+    shutdown_grace: float | None = None
+    """Seconds in-flight requests get after SIGTERM (None: ``timeout_s`` + 5)."""
+
+    @property
+    def grace(self) -> float:
+        return self.shutdown_grace if self.shutdown_grace is not None else self.timeout_s + 5
 
 
 class Operations:
@@ -82,11 +96,17 @@ class Operations:
         tenant = getattr(store, "graph_name", None) or getattr(store, "database", None)
         return self.model().for_tenant(str(tenant or ""))
 
+    def embedding_stats(self) -> CacheStats:
+        """The tenants' embedding caches counted together."""
+        return self._model.stats() if self._model is not None else CacheStats("embeddings")
+
     def forget(self, tenant: str) -> None:
         if self._model is not None:
             self._model.forget(tenant)
 
     def llm(self) -> Any:
+        """The LLM client, bounded by the current request's deadline (``--timeout`` holds
+        for the LLM's part of a request too, a streamed answer's included)."""
         with self._lock:
             if self._llm is None:
                 from kgdb.llm.client import ChatClient, LlmSettings
@@ -96,7 +116,9 @@ class Operations:
                     raise ServiceError(503, "no LLM is configured on this server "
                                             "(OPENAI_BASE_URL / OPENAI_API_KEY)")
                 self._llm = ChatClient(settings)
-            return self._llm
+            llm = self._llm
+        bounded = getattr(llm, "bounded", None)
+        return bounded(remaining) if bounded is not None else llm
 
     def has_llm(self) -> bool:
         """Whether an LLM is configured (given, or by OPENAI_BASE_URL / OPENAI_API_KEY): the
@@ -126,20 +148,25 @@ class Operations:
     def ask(self, store: GraphStore, question: str, options: SolverOptions) -> Answer:
         from kgdb.retrieve.ask import ask
 
-        return ask(store, self.embedder(store), self.llm(), question, options)
+        answer = ask(store, self.embedder(store), self.llm(), question, options)
+        note_llm(answer.evidence.usage)
+        return answer
 
     def ask_stream(self, store: GraphStore, question: str, options: SolverOptions
                    ) -> Iterator[AskEvent]:
         """:meth:`ask` as events (:func:`kgdb.retrieve.ask.ask_stream`)."""
         from kgdb.retrieve.ask import ask_stream
 
-        return ask_stream(store, self.embedder(store), self.llm(), question, options)
+        return ask_stream(store, self.embedder(store), self.llm(), question, options,
+                          max_chars=self.config.max_answer_chars)
 
     def retrieve(self, store: GraphStore, question: str, options: SolverOptions) -> Evidence:
         from kgdb.retrieve.ask import retrieve
 
-        return retrieve(store, self.embedder(store), question, options,
-                        self._llm_for_retrieval(options))
+        evidence = retrieve(store, self.embedder(store), question, options,
+                            self._llm_for_retrieval(options))
+        note_llm(evidence.usage)
+        return evidence
 
     def relay_ask(self, store: GraphStore, question: str, options: SolverOptions
                   ) -> list[dict[str, Any]]:

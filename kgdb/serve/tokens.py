@@ -12,6 +12,7 @@ import os
 import re
 import secrets
 import stat
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,12 +53,68 @@ def check_tenant(name: str, what: str = "graph") -> str:
     return name
 
 
+@dataclass(frozen=True)
+class Reload:
+    """What :meth:`TokenFile.reload` did: ``reloaded`` (the file's tokens are in use now) or
+    ``refused`` (the file is unreadable or invalid: the tokens in use stay, ``reason`` says
+    why)."""
+
+    result: str
+    tokens: int
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    """Tokens whose secret, scopes or graphs changed."""
+    reason: str = ""
+
+
 class TokenFile:
-    """The tokens of one file; :meth:`find` compares digests in constant time."""
+    """The tokens of one file; :meth:`find` compares digests in constant time. A file read
+    by :meth:`load` (or written by :meth:`save`) is watched: :meth:`reload` reads it again
+    when its modification time, size or inode changed (a running service calls it before
+    every request, so a token added or removed works or is refused from the next request)."""
 
     def __init__(self, path: Path, tokens: list[Token]) -> None:
         self.path = path
         self.tokens = tokens
+        self._stamp: tuple[int, int, int] | None = None
+        """The file's (mtime ns, size, inode) when it was read or written (None: not
+        watched)."""
+        self._lock = threading.Lock()
+
+    def _file_stamp(self) -> tuple[int, int, int] | None:
+        try:
+            info = self.path.stat()
+        except OSError:
+            return None
+        return (info.st_mtime_ns, info.st_size, info.st_ino)
+
+    def reload(self, *, force: bool = False) -> Reload | None:
+        """Read the file again if it changed since it was read (or ``force``); None when
+        nothing changed (or the file is not watched). A file that became invalid is refused
+        once per change, and the tokens in use stay."""
+        if self._stamp is None and not force:
+            return None
+        stamp = self._file_stamp()
+        if stamp == self._stamp and not force:
+            return None
+        with self._lock:
+            if self._file_stamp() == self._stamp and not force:
+                return None  # another thread took it meanwhile
+            try:
+                fresh = TokenFile.load(self.path)
+            except ConfigError as exc:
+                self._stamp = stamp  # reported once; the next change is read again
+                return Reload("refused", len(self.tokens), reason=str(exc))
+            before = {t.name: t for t in self.tokens}
+            after = {t.name: t for t in fresh.tokens}
+            self.tokens = fresh.tokens
+            self._stamp = fresh._stamp
+            return Reload("reloaded", len(fresh.tokens),
+                          tuple(sorted(after.keys() - before.keys())),
+                          tuple(sorted(before.keys() - after.keys())),
+                          tuple(sorted(n for n in after.keys() & before.keys()
+                                       if after[n] != before[n])))
 
     @classmethod
     def load(cls, path: Path) -> TokenFile:
@@ -77,7 +134,9 @@ class TokenFile:
         names = [t.name for t in tokens]
         if len(set(names)) != len(names):
             raise ConfigError(f"{path}: a token name is used twice")
-        return cls(path, tokens)
+        loaded = cls(path, tokens)
+        loaded._stamp = (info.st_mtime_ns, info.st_size, info.st_ino)
+        return loaded
 
     @classmethod
     def open_or_new(cls, path: Path) -> TokenFile:
@@ -121,6 +180,7 @@ class TokenFile:
             json.dump({"tokens": [t.to_json() for t in self.tokens]}, out, indent=2)
         os.chmod(temporary, 0o600)
         os.replace(temporary, self.path)
+        self._stamp = self._file_stamp()
 
 
 def _token(entry: dict[str, Any]) -> Token:

@@ -64,9 +64,13 @@ def _running_service(state_file: Path, token_file: Path) -> dict[str, Any] | Non
 
 
 def wire(server: Any, kgdb_home: Path, rule_specs: dict[str, Path], *,
-         port: int | None = None) -> Wired:
+         port: int | None = None, bolt_port: int | None = None,
+         http_port: int | None = None) -> Wired:
     """Make ``server`` (a :class:`~kgdb.engine.neo4j_local.LocalNeo4j`) call a running kgdb
-    service, with kgdb's procedures installed (see the module's docstring)."""
+    service, with kgdb's procedures installed (see the module's docstring). ``port`` is the
+    service's (default 8765 when free, else a free one), ``bolt_port`` and ``http_port``
+    Neo4j's (:meth:`~kgdb.engine.neo4j_local.LocalNeo4j.ensure_started`); a port asked for
+    that is taken, or a running service on another port, is an error."""
     from kgdb.dsl.rules_check import load_rules
     from kgdb.engine import connect
     from kgdb.procedures import install
@@ -83,13 +87,19 @@ def wire(server: Any, kgdb_home: Path, rule_specs: dict[str, Path], *,
         tokens.add(TOKEN_NAME, ("read",), (TENANT,), secret=secret)
     service = _running_service(state_file, token_file)
     if service is None:
+        if port is not None and not port_free(port):
+            raise ConfigError(f"--service-port: 127.0.0.1:{port} is already in use")
         port = port or (SERVICE_PORT if port_free(SERVICE_PORT) else free_port())
+    elif port is not None and port != int(service["port"]):
+        raise ConfigError(f"kgdb serve for {server.home} already runs on port "
+                          f"{service['port']}, not {port}: stop it first (kgdb neo4j stop "
+                          f"--home {server.home})")
     else:
         port = int(service["port"])
     url = f"http://127.0.0.1:{port}"
     if server.configure_service(url, secret) and server.status() is not None:
         server.stop()  # APOC reads apoc.conf at start only
-    state = server.ensure_started(standard_ports=True)
+    state = server.ensure_started(bolt_port, http_port=http_port, standard_ports=True)
     settings = server.settings(state)
     rules_args = [arg for name, path in rule_specs.items() for arg in ("--rules", f"{name}={path}")]
     if service is None:

@@ -141,3 +141,48 @@ def test_start_again_stop_status(tmp_path: Path) -> None:
     assert stopped.returncode == 0 and stopped.stdout.strip() == "stopped"
     assert kgdb("neo4j", "status", "--home", str(home)).stdout.startswith("not running")
     assert kgdb("neo4j", "stop", "--home", str(home)).stdout.strip() == "not running"
+
+
+@needs_java_and_maven
+def test_http_port_taken_says_so(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = kgdb("neo4j", "start", "--home", str(tmp_path / "n"), "--http-port", str(port))
+    assert f"HTTP port 127.0.0.1:{port} is already in use" in one_error_line(done)
+
+
+@needs_java_and_maven
+def test_every_port_is_the_operators(tmp_path: Path) -> None:
+    """--port and --http-port are the ports it runs on (not 7687/7474 because they are
+    free); the command the start prints reaches this same server; asking a running server
+    for other ports is one error line, never a second server."""
+    import shlex
+
+    from kgdb.engine.process import free_port
+
+    home = tmp_path / "ops neo4j"
+    bolt, http = free_port(), free_port()
+    while http == bolt:
+        http = free_port()
+    first = kgdb("neo4j", "start", "--home", str(home), "--port", str(bolt), "--http-port",
+                 str(http))
+    assert first.returncode == 0, first.stderr
+    try:
+        assert f"export KGDB_URI=bolt://127.0.0.1:{bolt}" in first.stdout
+        assert f"HTTP http://127.0.0.1:{http}" in first.stdout
+        with urllib.request.urlopen(f"http://127.0.0.1:{http}/", timeout=30) as page:
+            assert page.status == 200
+        pid = json.loads((home / "server.json").read_text())["pid"]
+        hint = first.stderr.split('eval "$(', 1)[1].split(')"', 1)[0]
+        words = shlex.split(hint)
+        assert words[:3] == ["kgdb", "neo4j", "start"] and "--home" in words
+        again = kgdb(*words[1:], timeout=60)
+        assert again.returncode == 0 and again.stdout == first.stdout
+        assert json.loads((home / "server.json").read_text())["pid"] == pid
+        other = kgdb("neo4j", "start", "--home", str(home), "--port", str(free_port()),
+                     timeout=60)
+        assert f"already runs with Bolt on port {bolt}" in one_error_line(other)
+    finally:
+        kgdb("neo4j", "stop", "--home", str(home), timeout=120)

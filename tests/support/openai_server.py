@@ -15,6 +15,8 @@ A request with ``"stream": true`` gets the content as server-sent chunks, one pe
 
 Steps are consumed in order; when the script runs out, ``default`` (if set) answers.
 Every request body is recorded in ``requests``. Embedding requests get deterministic vectors.
+``streaming`` is how many streamed replies are being sent now, ``aborted`` how many ended
+because the client closed the connection before the end.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ class ScriptedOpenAI:
         self.default = default
         self.embedding_dim = embedding_dim
         self.requests: list[dict[str, Any]] = []
+        self.streaming = 0
+        self.aborted = 0
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -111,7 +115,17 @@ class ScriptedOpenAI:
                                                   "type": "scripted", "code": status}})
                     return
                 if body.get("stream"):
-                    self._stream(body, step)
+                    with outer._lock:
+                        outer.streaming += 1
+                    try:
+                        self._stream(body, step)
+                    except ConnectionError:
+                        with outer._lock:
+                            outer.aborted += 1
+                        raise
+                    finally:
+                        with outer._lock:
+                            outer.streaming -= 1
                     return
                 prompt = int(step.get("prompt_tokens", 1))
                 completion = int(step.get("completion_tokens", 1))
