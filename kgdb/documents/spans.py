@@ -17,7 +17,7 @@ Any script's capitals start a name (Unicode's upper- and title-case letters: ``�
 ``Čapek``, ``İstanbul``, ``Αθήνα``, ``Москва``), a name's letters may carry combining marks,
 and text is read in its NFC form, so ``Café`` is one phrase whether its ``é`` is one code
 point or two (NFD). Python's ``re`` has no Unicode categories: the patterns use the
-``regex`` module's ``\p{Lu}``/``\p{Lt}``/``\p{M}``.
+``regex`` module's ``\\p{Lu}``/``\\p{Lt}``/``\\p{M}``.
 
 Sentences are split after ``.``, ``!`` or ``?`` followed by space and a capital letter, digit
 or quote, except after an abbreviation, and no span crosses a sentence end (on MuSiQue-100 and

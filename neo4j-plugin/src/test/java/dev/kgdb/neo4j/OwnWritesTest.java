@@ -204,10 +204,12 @@ class OwnWritesTest {
                 + "OPTIONS {indexConfig: {`vector.dimensions`: 2, `vector.similarity_function`: 'euclidean'}}");
         db.executeTransactionally("UNWIND range(0, 99) AS i CREATE (:DropProbe {embedding: [i * 1.0, 0.5]})");
         db.executeTransactionally("CALL db.awaitIndexes(300)");
-        db.executeTransactionally("CALL kgdb.nearestNodes('drop_vec', [3.0, 0.5], 1)");
+        assertEquals(1L, (long) db.executeTransactionally("CALL kgdb.nearestNodes('drop_vec', [3.0, 0.5], 1) "
+                + "YIELD node RETURN count(node) AS n", Map.of(), r -> (Long) r.next().get("n")));
         assertNotNull(VectorMatrix.cached(db, "drop_vec"));
         db.executeTransactionally("DROP INDEX drop_vec");
-        db.executeTransactionally("CALL kgdb.vectorIndexes()");
+        db.executeTransactionally("CALL kgdb.vectorIndexes() YIELD index RETURN count(index) AS n",
+                Map.of(), r -> r.next().get("n"));
         assertNull(VectorMatrix.cached(db, "drop_vec"));
         db.executeTransactionally("MATCH (n:DropProbe) DETACH DELETE n");
     }
@@ -224,7 +226,8 @@ class OwnWritesTest {
                 Map.of(), r -> r.next().get("c"));
         assertEquals(Math.sqrt(0.5), (Double) c, 1e-12);
         QueryExecutionException e = assertThrows(QueryExecutionException.class,
-                () -> db.executeTransactionally("RETURN kgdb.cosine([0.0, 0.0], [1.0, 2.0]) AS c"));
+                () -> db.executeTransactionally("RETURN kgdb.cosine([0.0, 0.0], [1.0, 2.0]) AS c", Map.of(),
+                        r -> r.next().get("c")));
         assertTrue(e.getMessage().contains("a vector of zeros"), e.getMessage());
     }
 }
