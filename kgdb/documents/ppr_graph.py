@@ -8,9 +8,9 @@ entities through the gazetteer, and each chunk's document title), passage-phrase
 between phrases whose name embeddings have a cosine of at least ``synonym_threshold``
 (HippoRAG 2: 0.8; pure numbers and years get none: their embeddings are close to every
 other number's), at most :data:`SYNONYM_NEIGHBOURS` nearest per phrase (HippoRAG's kNN
-synonym edges), so that one document of many look-alike names stays a sparse graph. Sentences with their embeddings stand in for
-HippoRAG 2's LLM-extracted facts: the question's nearest sentences seed the phrases they
-name (kgdb/retrieve/ppr.py).
+synonym edges), so that one document of many look-alike names stays a sparse graph.
+Sentences with their embeddings stand in for HippoRAG 2's LLM-extracted facts: the
+question's nearest sentences seed the phrases they name (kgdb/retrieve/ppr.py).
 
 Statements: kgdb/cypher/pagerank.py (the graph's shape is in its docstring).
 

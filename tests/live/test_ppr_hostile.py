@@ -81,7 +81,7 @@ def test_udf_takes_a_block_of_many_edges(falkordb_store: Any) -> None:
     rows = falkordb_store.run(
         "UNWIND kgdb.pprStored('hostile-block', ['v1'], [$block], [100], [1.0], 0.5, 1e-9, 3, "
         "[], []) AS r RETURN r.node AS node, r.score AS score", {"block": block}).records()
-    assert [r["node"] for r in rows][0] == 100 and len(rows) == 3
+    assert rows[0]["node"] == 100 and len(rows) == 3
 
 
 # Each question needs two documents: the person's (naming the city) and the city's.
