@@ -121,6 +121,34 @@ def delete_synonyms() -> Statement:
                      "RETURN count(r) AS deleted", write=True, idempotent=True)
 
 
+def orphan_phrase_synonyms() -> Statement:
+    """Rows ``id``: the phrases with a synonym edge to a phrase no chunk contains any more
+    (run before :func:`delete_orphan_phrases`: their nearest synonyms change)."""
+    return Statement(f"MATCH (p:{PHRASE})-[:{SYNONYM}]-(q:{PHRASE})\n"
+                     f"WHERE NOT (p)-[:{PHRASE_IN}]->(:{CHUNK}) AND (q)-[:{PHRASE_IN}]->(:{CHUNK})\n"
+                     "RETURN DISTINCT q.id AS id")
+
+
+def synonyms_of(ids: Sequence[str]) -> Statement:
+    """Rows ``a, b`` (a < b, as stored) of every synonym edge at one of the phrases ``ids``."""
+    p = Params()
+    return Statement(
+        f"UNWIND {p.add('ids', list(ids))} AS id\n"
+        f"MATCH (x:{PHRASE} {{id: id}})-[:{SYNONYM}]-(y:{PHRASE})\n"
+        "WITH CASE WHEN x.id < y.id THEN x.id ELSE y.id END AS a, "
+        "CASE WHEN x.id < y.id THEN y.id ELSE x.id END AS b\n"
+        "RETURN DISTINCT a, b", p.values)
+
+
+def delete_synonym_pairs(pairs: Sequence[tuple[str, str]]) -> Statement:
+    """``pairs``: (a, b) with a < b: their synonym edge, gone. Rows ``deleted``."""
+    p = Params()
+    return Statement(
+        f"UNWIND {p.add('rows', [{'a': a, 'b': b} for a, b in pairs])} AS row\n"
+        f"MATCH (:{PHRASE} {{id: row.a}})-[r:{SYNONYM}]->(:{PHRASE} {{id: row.b}})\n"
+        "DELETE r\nRETURN count(r) AS deleted", p.values, write=True, idempotent=True)
+
+
 def merge_synonyms(pairs: Sequence[tuple[str, str, float]]) -> Statement:
     """``pairs``: (a, b, score) with a < b: ``(a)-[:synonym {score}]->(b)``."""
     p = Params()

@@ -7,9 +7,10 @@ entities through the gazetteer, and each chunk's document title), passage-phrase
 (``title: true`` where the phrase is the chunk's document title), and synonym edges
 between phrases whose name embeddings have a cosine of at least ``synonym_threshold``
 (HippoRAG 2: 0.8; pure numbers and years get none: their embeddings are close to every
-other number's). Sentences with their embeddings stand in for
-HippoRAG 2's LLM-extracted facts: the question's nearest sentences seed the phrases they
-name (kgdb/retrieve/ppr.py).
+other number's), at most :data:`SYNONYM_NEIGHBOURS` nearest per phrase (HippoRAG's kNN
+synonym edges), so that one document of many look-alike names stays a sparse graph.
+Sentences with their embeddings stand in for HippoRAG 2's LLM-extracted facts: the
+question's nearest sentences seed the phrases they name (kgdb/retrieve/ppr.py).
 
 Statements: kgdb/cypher/pagerank.py (the graph's shape is in its docstring).
 
@@ -17,9 +18,11 @@ Statements: kgdb/cypher/pagerank.py (the graph's shape is in its docstring).
 text, its document's title and the gazetteer, so a run (1) deletes the sentences whose chunk
 is gone (the document pipeline deletes a changed or deleted document's chunks) and the
 phrases no chunk contains any more (with their synonym edges), (2) extracts the chunks that
-have no sentence yet, and (3) computes synonym edges only for the phrases it created,
-against every phrase, from the stored vectors. Other phrases' synonym edges cannot change:
-their vectors did not. Other options than the stored ones, or ``full``, rebuild from
+have no sentence yet, and (3) ranks the nearest names again only of the phrases it
+created, of those with a created phrase above the threshold and of those that had a deleted
+phrase among their nearest (:func:`_synonyms`), from the embedder's vectors. Other phrases'
+nearest names cannot change: their vectors did not, nor did the names above their
+threshold. Other options than the stored ones, or ``full``, rebuild from
 scratch (a new synonym threshold recomputes only the synonyms). The run ends by writing
 the stored projection (below): rebuild after loading or deleting documents, as for the
 document layer. Neo4j without kgdb's plugin projects per question through GDS
@@ -120,6 +123,7 @@ def build_graph(store: GraphStore, embedder: Embedder, options: GraphOptions | N
     options = (options or GraphOptions()).check()
     report = GraphReport()
     clock = _Clock(report)
+    orphaned: list[str] = []
     meta = store.run(cy.read_meta()).records()
     stored = json.loads(meta[0]["options"]) if meta and meta[0]["options"] else None
     interrupted = bool(meta and meta[0]["pending"])  # a run stopped before its projection
@@ -133,6 +137,7 @@ def build_graph(store: GraphStore, embedder: Embedder, options: GraphOptions | N
     else:
         report.mode = "incremental"
         report.sentences_removed = int(store.run(cy.delete_orphan_sentences()).value(0))
+        orphaned = [str(r["id"]) for r in store.run(cy.orphan_phrase_synonyms()).records()]
         report.phrases_removed = int(store.run(cy.delete_orphan_phrases()).value(0))
     resynonym = stored is not None and report.mode == "incremental" and \
         stored.get("synonym_threshold") != options.synonym_threshold
@@ -148,9 +153,9 @@ def build_graph(store: GraphStore, embedder: Embedder, options: GraphOptions | N
     fresh = _extract(store, embedder, options, report)
     _ensure_indexes(store, embedder)
     clock.lap("extract")
-    report.synonyms = _synonyms(store, embedder, options.synonym_threshold,
-                                None if resynonym or report.mode == "full"
-                                else sorted(fresh.phrases))
+    report.synonyms, fresh.relinked = _synonyms(
+        store, embedder, options.synonym_threshold,
+        None if resynonym or report.mode == "full" else sorted(fresh.phrases), orphaned)
     clock.lap("synonyms")
     reweigh = stored is not None and stored.get("title_weight") != options.title_weight
     unchanged = report.mode == "incremental" and not (
@@ -274,38 +279,105 @@ def _extract(store: GraphStore, embedder: Embedder, options: GraphOptions,
     return Fresh({str(chunk["id"]) for chunk in todo}, set(created))
 
 
+SYNONYM_NEIGHBOURS = 16
+"""At most this many synonyms per phrase of its own: a phrase keeps its nearest names above the
+threshold (highest score first, ties by id), as HippoRAG's kNN synonym edges (its top-k is 2047:
+a bound for a 2,047-name neighbourhood, never reached on its corpora); an edge joins two phrases
+when either is among the other's nearest. Without a bound one document of 1,000 look-alike
+names made 499,500 edges (3,000: 4.5 M, 842 s of indexing) and every ppr walk crossed them; on
+MuSiQue-100 few phrases have more than a handful of names above 0.8, so 16 leaves natural
+corpora's graphs as they were (docs/findings-35.md)."""
+SCORE_DECIMALS = 7
+"""Scores are rounded to this many decimals before they are compared or ranked: a row's
+dot products from one matrix product and from another differ in the last bits, and an
+incremental run must rank as a fresh build does."""
+
+
 def _synonyms(store: GraphStore, embedder: Embedder, threshold: float,
-              new: Sequence[str] | None) -> int:
-    """Synonym edges of the ``new`` phrases (None: of all) against every phrase. The vectors
-    are the phrases' own (a phrase's vector is its id embedded), taken from the embedder's
-    cache: reading 13,697 stored vectors back through Cypher took 30-60 s."""
-    if new is not None and not new:
-        return 0
+              new: Sequence[str] | None, orphaned: Sequence[str] = ()) -> tuple[int, set[str]]:
+    """Synonym edges of the phrases (see :data:`SYNONYM_NEIGHBOURS`): all of them (``new``
+    None: no synonym edge is stored), or brought up to date after this run created the
+    phrases ``new`` and deleted phrases that had an edge to the phrases ``orphaned``. Returns
+    the edges written and the phrases whose edges changed. The vectors are the phrases' own
+    (a phrase's vector is its id embedded), taken from the embedder's cache: reading 13,697
+    stored vectors back through Cypher took 30-60 s.
+
+    Incremental: only phrases whose nearest names can have changed are ranked again (a
+    created one; one with a created phrase above the threshold; one that had a deleted phrase
+    among them), with the phrases at their edges (to decide whether an edge survives, the
+    other end's nearest); an edge between two phrases outside these keeps its reason."""
+    if new is not None and not new and not orphaned:
+        return 0, set()
     ids = sorted(str(r["id"]) for r in store.run(cy.phrase_names()).records()
                  if not _numeric(str(r["id"])))
     if not ids:
-        return 0
+        return 0, set()
     matrix = np.asarray(embedder.embed(ids), dtype=np.float64)
     matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
     position = {p: i for i, p in enumerate(ids)}
-    todo = sorted(position[p] for p in (ids if new is None else new) if p in position)
-    is_new = np.zeros(len(ids), dtype=bool)
-    is_new[todo] = True
-    pairs: dict[tuple[str, str], float] = {}
-    for start in range(0, len(todo), 1000):
-        block = todo[start:start + 1000]
-        scores = matrix[block] @ matrix.T
-        for row, i in enumerate(block):
-            for hit in np.nonzero(scores[row] >= threshold)[0]:
-                j = int(hit)
-                if j == i:
-                    continue
-                a, b = sorted((ids[i], ids[j]))
-                pairs[(a, b)] = float(scores[row, j])
-    items = sorted((a, b, s) for (a, b), s in pairs.items())
-    for part in _batches(items, 5000):
+    if new is None:
+        nearest = _nearest(matrix, range(len(ids)), threshold)
+        items = sorted({_pair(ids, i, j): s for i, row in nearest.items() for j, s in row}
+                       .items())
+        for part in _batches([(a, b, s) for (a, b), s in items], 5000):
+            store.run(cy.merge_synonyms(part))
+        return len(items), set()
+    created = sorted(position[p] for p in new if p in position)
+    todo = set(created) | {position[p] for p in orphaned if p in position}
+    for start in range(0, len(created), _rows_per_block(len(ids))):
+        scores = np.round(matrix[created[start:start + _rows_per_block(len(ids))]] @ matrix.T,
+                          SCORE_DECIMALS)
+        todo.update(int(j) for j in np.nonzero((scores >= threshold).any(axis=0))[0])
+    stored: set[tuple[str, str]] = set()
+    for part in _batches(sorted(ids[i] for i in todo), 5000):
+        stored |= {(str(r["a"]), str(r["b"])) for r in store.run(cy.synonyms_of(part)).records()}
+    nearest = _nearest(matrix, sorted(todo), threshold)
+    ends = {j for row in nearest.values() for j, _ in row}
+    ends |= {position[x] for pair in stored for x in pair if x in position}
+    nearest.update(_nearest(matrix, sorted(ends - todo), threshold))
+    wanted: dict[tuple[str, str], float] = {}
+    for i, row in nearest.items():
+        for j, s in row:
+            if i in todo or j in todo:
+                wanted[_pair(ids, i, j)] = s
+    gone = sorted(stored - wanted.keys())
+    added = sorted((a, b, s) for (a, b), s in wanted.items() if (a, b) not in stored)
+    for part in _batches(gone, 5000):
+        store.run(cy.delete_synonym_pairs(part))
+    for part in _batches(added, 5000):
         store.run(cy.merge_synonyms(part))
-    return len(items)
+    return len(added), {x for a, b in gone for x in (a, b)} | \
+        {x for a, b, _ in added for x in (a, b)}
+
+
+def _pair(ids: Sequence[str], i: int, j: int) -> tuple[str, str]:
+    return (ids[i], ids[j]) if ids[i] < ids[j] else (ids[j], ids[i])
+
+
+def _rows_per_block(n: int) -> int:
+    """Rows of the score matrix computed at once: about 64 MB of doubles."""
+    return max(1, min(1000, 8_000_000 // max(1, n)))
+
+
+def _nearest(matrix: np.ndarray, rows: Sequence[int] | range,
+             threshold: float) -> dict[int, list[tuple[int, float]]]:
+    """Each row's nearest other rows (position, rounded score) with a score of at least
+    ``threshold``: at most :data:`SYNONYM_NEIGHBOURS`, highest first, ties by position (the
+    ids are sorted: by id)."""
+    out: dict[int, list[tuple[int, float]]] = {}
+    rows = list(rows)
+    step = _rows_per_block(len(matrix))
+    for start in range(0, len(rows), step):
+        block = rows[start:start + step]
+        scores = np.round(matrix[block] @ matrix.T, SCORE_DECIMALS)
+        for r, i in enumerate(block):
+            row = scores[r]
+            row[i] = -np.inf
+            hits = np.nonzero(row >= threshold)[0]
+            if len(hits) > SYNONYM_NEIGHBOURS:
+                hits = hits[np.lexsort((hits, -row[hits]))[:SYNONYM_NEIGHBOURS]]
+            out[i] = [(int(j), float(row[j])) for j in hits]
+    return out
 
 
 SLOTS = 64
@@ -337,9 +409,11 @@ class Fresh:
     document's chunks keep their ids, and FalkorDB reuses deleted nodes' internal ids."""
     chunks: set[str] = field(default_factory=set)
     phrases: set[str] = field(default_factory=set)
+    relinked: set[str] = field(default_factory=set)
+    """Phrases this run kept whose synonym edges changed (a nearer name came or went)."""
 
     def has(self, key: tuple[bool, str]) -> bool:
-        return key[1] in (self.chunks if key[0] else self.phrases)
+        return key[1] in (self.chunks if key[0] else self.phrases | self.relinked)
 
 
 @dataclass

@@ -13,6 +13,12 @@ No model, only rules (the README's "Graph retrieval" section says the same):
   knowledge graph's entities are phrases wherever a chunk names them).
 - Phrases shorter than 3 characters are left out; each is kept once, case-folded as its id.
 
+Any script's capitals start a name (Unicode's upper- and title-case letters: ``Łódź``,
+``Čapek``, ``İstanbul``, ``Αθήνα``, ``Москва``), a name's letters may carry combining marks,
+and text is read in its NFC form, so ``Café`` is one phrase whether its ``é`` is one code
+point or two (NFD). Python's ``re`` has no Unicode categories: the patterns use the
+``regex`` module's ``\\p{Lu}``/``\\p{Lt}``/``\\p{M}``.
+
 Sentences are split after ``.``, ``!`` or ``?`` followed by space and a capital letter, digit
 or quote, except after an abbreviation, and no span crosses a sentence end (on MuSiQue-100 and
 2wiki-100, 2,192 of 25,872 spans did: ``United States. It``, ``Tennessee. He``). Which full
@@ -36,8 +42,10 @@ retrieval").
 
 from __future__ import annotations
 
-import re
+import unicodedata
 from collections.abc import Iterable
+
+import regex as re
 
 from kgdb.documents.gazetteer import Gazetteer
 
@@ -54,14 +62,16 @@ two three four five six seven eight nine ten first second third after later then
 FUNCTION_WORDS = frozenset(_FUNCTION_WORDS.split())
 """Capitalised words that start a sentence without naming anything."""
 MIN_LENGTH = 3
-_CAPITALISED = r"[A-Z\u00C0-\u00DE][\w'\u2019\-.&]*"
+_CAPITAL = r"\p{Lu}\p{Lt}"
+"""Letters that start a name or a sentence (a character class's body): any script's capitals."""
+_CAPITALISED = rf"[{_CAPITAL}]\p{{M}}*[\w\p{{M}}'\u2019\-.&]*"
 _SPAN = re.compile(rf"{_CAPITALISED}(?:\s+(?:(?:{'|'.join(sorted(CONNECTORS))})\s+)*"
                    rf"{_CAPITALISED})*")
 _QUOTED = re.compile(r"\"([^\"\n]{3,60})\"|\u201c([^\u201d\n]{3,60})\u201d")
 _NUMBER = re.compile(r"\b(?:1[0-9]{3}|20[0-9]{2})\b|\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b|"
                      r"\b\d+\.\d+\b")
-_SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z0-9\"\u201c\u00C0-\u00DE])")
-_PIECE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"\u201c\u00C0-\u00DE])")
+_SENTENCE_END = re.compile(rf"[.!?]\s+(?=[{_CAPITAL}0-9\"\u201c])")
+_PIECE_END = re.compile(rf"(?<=[.!?])\s+(?=[{_CAPITAL}0-9\"\u201c])")
 TITLES = frozenset(["mr", "mrs", "ms", "dr", "st", "mt", "ft", "hon", "rev", "gen", "col", "lt",
                     "capt", "sgt", "prof", "sen", "rep", "gov", "fr"])
 """Abbreviations that stand before a name: a full stop after them ends no sentence."""
@@ -71,18 +81,20 @@ function word (as after an initial or a dotted acronym). ``Ltd.`` and ``Inc.`` a
 them: in the corpora they ended a sentence before a capitalised word as often as not."""
 _TOKEN_BEFORE = re.compile(r"(\S+)$")
 _WORD_AFTER = re.compile(r"[\"\u201c]?([^\s\"\u201c\u201d]+)")
-_INITIAL_OR_ACRONYM = re.compile(r"(?:[A-Za-z]\.)*[A-Z]")
+_INITIAL_OR_ACRONYM = re.compile(rf"(?:\p{{L}}\p{{M}}*\.)*[{_CAPITAL}]\p{{M}}*")
+_INITIAL = re.compile(rf"[{_CAPITAL}]\p{{M}}*\.")
 
 
 def phrase_id(text: str) -> str:
-    """A phrase's id: its words case-folded, single-spaced."""
-    return " ".join(text.casefold().split())
+    """A phrase's id: its words case-folded, single-spaced, in NFC."""
+    return unicodedata.normalize("NFC", " ".join(text.casefold().split()))
 
 
 def proper_noun_spans(text: str) -> list[str]:
     """The proper-noun spans of ``text`` (see the module docstring), in order: none crosses
     the end of a sentence."""
-    return [span for sentence in sentences(text) for span in _spans(sentence)]
+    return [span for sentence in sentences(unicodedata.normalize("NFC", text))
+            for span in _spans(sentence)]
 
 
 def _spans(text: str) -> list[str]:
@@ -103,6 +115,7 @@ def phrases(text: str, gazetteer: Gazetteer | None = None,
             extra: Iterable[str] = ()) -> list[str]:
     """Phrase ids named in ``text``: proper-noun and quoted spans, years and numbers, the
     gazetteer's names, and ``extra`` (a chunk's document title), each once, in order."""
+    text = unicodedata.normalize("NFC", text)
     found: list[str] = [*extra, *proper_noun_spans(text)]
     found += [a or b for a, b in _QUOTED.findall(text)]
     found += _NUMBER.findall(text)
@@ -142,7 +155,7 @@ def _ends_sentence(text: str, stop: int, next_word: int) -> bool:
     if token.casefold() in NAME_ENDS or _INITIAL_OR_ACRONYM.fullmatch(token):
         after = _WORD_AFTER.match(text, next_word)
         word = after.group(1) if after else ""
-        if re.fullmatch(r"[A-Z]\.", word):  # another initial: P. A. Backer
+        if _INITIAL.fullmatch(word):  # another initial: P. A. Backer
             return False
         return word.casefold().rstrip(".,;:") in FUNCTION_WORDS
     return True

@@ -15,9 +15,11 @@ SYNONYM_THRESHOLD = 0.8
 TITLE_WEIGHT = 20.0
 """Weight of the edges between a document's title phrase and its chunks (kgdb/documents/ppr_graph.py);
 1 gives HippoRAG 2's uniform passage-phrase edges."""
-FORMAT = 3
+FORMAT = 4
 """The graph's format: 2 marks title edges, 3 has phrases that stop at sentence ends
-(kgdb/documents/spans.py); a graph of an older format is rebuilt."""
+(kgdb/documents/spans.py), 4 has phrases of any script (Unicode capitals, NFC) and at most
+16 nearest synonyms per phrase (kgdb/documents/ppr_graph.py); a graph of an older format is
+rebuilt."""
 
 
 class GraphBuildError(KgdbError):

@@ -5,9 +5,10 @@
 // Every function mirrors a Python/Cypher computation of kgdb and is proved equal to it by
 // tests/live/test_udf.py.
 
-const KGDB_UDF_VERSION = "kgdb-udf/3";
+const KGDB_UDF_VERSION = "kgdb-udf/4";
 const MAX_ITEMS = 50000;
 const MAX_CHARS = 1000000;
+const MAX_EDGES = 4000000;
 // Bounds on one call's work, well inside FalkorDB's ~3 s limit for a UDF (measured on a
 // busy 2-core machine: 50,000 ids of astral text ~1 s): beyond them a clear error, never an
 // interrupted call.
@@ -325,8 +326,14 @@ function keepBlock(b) {
     throw new Error("kgdb: a block is [version, nodes, kinds, offsets, adj, prob]");
   }
   const [version, nodes, kinds, offsets, adj, prob] = b;
-  for (const [name, list] of [["nodes", nodes], ["kinds", kinds], ["offsets", offsets], ["adj", adj], ["prob", prob]]) {
+  for (const [name, list] of [["nodes", nodes], ["kinds", kinds], ["offsets", offsets]]) {
     checkList(name, list);
+  }
+  // A block's edges are as many as its 64 nodes have (a chunk naming thousands of phrases):
+  // bounded by MAX_EDGES, not MAX_ITEMS (typed arrays are filled at ~100 M items/s).
+  for (const [name, list] of [["adj", adj], ["prob", prob]]) {
+    if (!Array.isArray(list)) throw new Error("kgdb: " + name + " must be a list");
+    if (list.length > MAX_EDGES) throw new Error("kgdb: a block's " + name + " has more than " + MAX_EDGES + " items");
   }
   const n = nodes.length;
   if (kinds.length !== n || offsets.length !== n + 1 || offsets[0] !== 0 || offsets[n] !== adj.length ||

@@ -47,6 +47,7 @@ Defaults are tuned on MuSiQue-100 (the README's ablation shows each against the 
 
 from __future__ import annotations
 
+import unicodedata
 import uuid
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -177,7 +178,9 @@ def retrieve_ppr(store: GraphStore, question: str, vector: Sequence[float],
         # fewer per question: 8 ms on Neo4j at load 7), else read first
         gazetteer, graph, projected = kept[1] if kept else retrieval_graph(store)
         while True:
-            named = list(dict.fromkeys(i for i, *_ in gazetteer.find(question))) \
+            # phrase ids are NFC (kgdb/documents/spans.py): an NFD question names them too
+            named = list(dict.fromkeys(
+                i for i, *_ in gazetteer.find(unicodedata.normalize("NFC", question)))) \
                 if o.question_weight > 0 else []
             wanted = o.seed_passages if o.passage_weight > 0 else 0
             statement = cy.seeds(d, vector, named=named,

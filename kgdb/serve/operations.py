@@ -382,12 +382,20 @@ def _shown_node(row: dict[str, Any]) -> dict[str, Any]:
 
 def cap_lists(payload: Any, most: int, depth: int = 0) -> bool:
     """Cut every list in ``payload`` (a JSON value, changed in place) to ``most`` items:
-    rows, outputs, trace steps and their results, subgraphs. True when something was cut."""
+    rows, outputs, trace steps and their results, subgraphs; and the parameters of each
+    statement shown (``statements: [{cypher, params}]``) to ``most`` values in all, since a
+    statement's lists of candidates (one list per pattern node, k names each) would otherwise
+    show more names than the rows cut. True when something was cut."""
     cut = False
     if depth > 16:
         return cut
     items: list[Any] = []
     if isinstance(payload, dict):
+        statements = payload.get("statements")
+        if isinstance(statements, list):
+            for statement in statements:
+                if isinstance(statement, dict) and isinstance(statement.get("params"), dict):
+                    cut = _cap_values(statement["params"], [most]) or cut
         for key, value in payload.items():
             if isinstance(value, list) and len(value) > most:
                 payload[key] = value[:most]
@@ -401,6 +409,31 @@ def cap_lists(payload: Any, most: int, depth: int = 0) -> bool:
     for item in items:
         if isinstance(item, dict | list):
             cut = cap_lists(item, most, depth + 1) or cut
+    return cut
+
+
+def _cap_values(value: Any, budget: list[int]) -> bool:
+    """Keep the first ``budget[0]`` scalar values of ``value`` (a JSON value, changed in place,
+    in order), cutting the lists and dropping the keys past them. True when something was cut."""
+    cut = False
+    if isinstance(value, dict):
+        for key in list(value):
+            if budget[0] <= 0:
+                del value[key]
+                cut = True
+            elif isinstance(value[key], dict | list):
+                cut = _cap_values(value[key], budget) or cut
+            else:
+                budget[0] -= 1
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            if budget[0] <= 0:
+                del value[i:]
+                return True
+            if isinstance(item, dict | list):
+                cut = _cap_values(item, budget) or cut
+            else:
+                budget[0] -= 1
     return cut
 
 

@@ -81,7 +81,7 @@ def test_status_install_change_and_drop(library: Any) -> None:
     assert report["up_to_date"] and report["installed"] == [
         "kgdb.version", "kgdb.topk", "kgdb.rrf", "kgdb.ppr", "kgdb.pprKnown", "kgdb.pprHasBlock",
         "kgdb.pprStored"]
-    udf.load(library, udf.script().replace("kgdb-udf/3", "kgdb-udf/0"))
+    udf.load(library, udf.script().replace("kgdb-udf/4", "kgdb-udf/0"))
     assert udf.status(library)["changed"] == ["kgdb"]
     assert library.run("RETURN kgdb.version() AS v").value(0) == "kgdb-udf/0"
     udf.install(library)
@@ -159,7 +159,7 @@ def test_library_survives_a_server_restart(tmp_path: Path, monkeypatch: pytest.M
             state = server.status()
             assert state is not None
             os.kill(state.pid, signal.SIGKILL)
-            assert store.run("RETURN kgdb.version() AS v").value(0) == "kgdb-udf/3"
+            assert store.run("RETURN kgdb.version() AS v").value(0) == "kgdb-udf/4"
             assert udf.status(store)["up_to_date"]
     finally:
         server.stop()

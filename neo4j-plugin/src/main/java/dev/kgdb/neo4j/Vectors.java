@@ -27,6 +27,12 @@ final class Vectors {
         } else if (value instanceof int[] l) {
             out = new double[l.length];
             for (int i = 0; i < l.length; i++) out[i] = l[i];
+        } else if (value instanceof short[] l) {
+            out = new double[l.length];
+            for (int i = 0; i < l.length; i++) out[i] = l[i];
+        } else if (value instanceof byte[] l) {
+            out = new double[l.length];
+            for (int i = 0; i < l.length; i++) out[i] = l[i];
         } else if (value instanceof List<?> list) {
             out = new double[list.size()];
             for (int i = 0; i < out.length; i++) {
@@ -72,15 +78,29 @@ final class Vectors {
         return Math.sqrt(acc);
     }
 
-    /** Cosine similarity in [-1, 1]; NaN when a vector is all zeros (the caller decides). */
+    /**
+     * Cosine similarity in [-1, 1]; NaN when a vector is all zeros (the caller decides). Scale
+     * safe: each vector is divided by its largest magnitude first, so that squares of very small
+     * (1e-200) or very large (1e200) values neither underflow to a zero norm nor overflow to an
+     * infinite one; the cosine does not change under scaling.
+     */
     static double cosine(double[] a, double[] b) {
+        double sa = maxAbs(a), sb = maxAbs(b);
+        if (sa == 0.0 || sb == 0.0) return Double.NaN;
         double dot = 0.0, na = 0.0, nb = 0.0;
         for (int i = 0; i < a.length; i++) {
-            dot += a[i] * b[i];
-            na += a[i] * a[i];
-            nb += b[i] * b[i];
+            double x = a[i] / sa, y = b[i] / sb;
+            dot += x * y;
+            na += x * x;
+            nb += y * y;
         }
-        if (na == 0.0 || nb == 0.0) return Double.NaN;
-        return dot / (Math.sqrt(na) * Math.sqrt(nb));
+        double c = dot / (Math.sqrt(na) * Math.sqrt(nb));
+        return Math.max(-1.0, Math.min(1.0, c));
+    }
+
+    private static double maxAbs(double[] v) {
+        double m = 0.0;
+        for (double x : v) m = Math.max(m, Math.abs(x));
+        return m;
     }
 }
