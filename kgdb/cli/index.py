@@ -1,6 +1,6 @@
 """``kgdb index``: KG-Retriever's document layer (``knn``: SIMILAR edges between documents or
-chunks and their K most similar ones) and KG-CQR's triple text representations
-(``triples``)."""
+chunks and their K most similar ones), KG-CQR's triple text representations (``triples``),
+the retrieval graph of ``ppr`` (``ppr``) and the lexical index over chunks (``fulltext``)."""
 
 from __future__ import annotations
 
@@ -140,3 +140,26 @@ def ppr_command(ctx: Context, synonym_threshold: float, no_gazetteer: bool, no_t
         p = report.projection
         click.echo(f"stored projection ({p['mode']}): {p['blocks']} of {p['total']} blocks "
                    f"written, {p['edges']} edges, {report.seconds.get('projection', 0):.1f} s")
+
+
+@index_group.command("fulltext")
+@click.option("--full", is_flag=True, help="Drop and create the index again.")
+@json_option
+@pass_context
+def fulltext_command(ctx: Context, full: bool, as_json: bool) -> None:
+    """Build the lexical index of `--solver keyword` (and of the lexical parts of hybrid and
+    ppr): a full-text index over the chunks' text and their document's title, English
+    stemming and stop words. The engines keep it current as chunks are loaded or deleted; a
+    re-run writes only the titles of chunks loaded before it."""
+    from kgdb.documents.fulltext import build_fulltext
+
+    report = build_fulltext(ctx.store, full=full)
+    if as_json:
+        emit_json(report.to_json())
+        return
+    for dropped in report.dropped:
+        click.echo(f"dropped the {dropped} (one full-text index per label on this engine)")
+    total = sum(report.seconds.values())
+    what = {"unchanged": "up to date", "created": "created", "rebuilt": "rebuilt"}[report.mode]
+    click.echo(f"lexical index {what}: {report.chunks} chunks, {report.titles_written} chunk "
+               f"titles written in {total:.1f} s; scored by {report.scorer.split(':')[0]}")

@@ -3,7 +3,7 @@
 The graph it writes::
 
     (:Document {id, title, source, format, hash, chunks})-[:hasChunk]->(:Chunk {id, document,
-        position, text, headings, embedding})
+        position, text, headings, title, embedding})
     (:Entity)-[:supporting_chunks]->(:Chunk)            KAG's mutual index
     (:Entity)-[r:<relation> {extracted, chunks}]->(:Entity)    a fact and the chunks it came from
 
@@ -108,13 +108,15 @@ def merge_documents(documents: Sequence[Mapping[str, Any]]) -> Statement:
 
 
 def merge_chunks(d: Dialect, chunks: Sequence[Mapping[str, Any]]) -> Statement:
-    """``chunks``: {id, document, position, text, headings, embedding}, each linked from its
-    document by ``hasChunk {position}``."""
+    """``chunks``: {id, document, position, text, headings, title, embedding}, each linked
+    from its document by ``hasChunk {position}`` (``title``: the document's title and the
+    heading path, which the lexical index reads; kgdb/cypher/lexical.py)."""
     return Statement(
         f"UNWIND $rows AS row\nMATCH (d:{DOCUMENT} {{id: row.document}})\n"
         f"MERGE (c:{CHUNK} {{id: row.id}})\n"
         "SET c.document = row.document, c.position = row.position, c.text = row.text, "
-        f"c.headings = row.headings, c.embedding = {d.vector_value('row.embedding')}\n"
+        "c.headings = row.headings, c.title = row.title, "
+        f"c.embedding = {d.vector_value('row.embedding')}\n"
         f"MERGE (d)-[h:{HAS_CHUNK}]->(c)\nSET h.position = row.position",
         {"rows": [dict(c) for c in chunks]}, write=True, idempotent=True)
 

@@ -53,6 +53,14 @@ class FalkorDBDialect(Dialect):
 
     FULLTEXT_AND: ClassVar[str] = " "
 
+    LEXICAL_SCORER: ClassVar[str] = (
+        "TF-IDF: RediSearch's TFIDF scorer, the default of the RediSearch inside FalkorDB "
+        "4.16.3 (no BM25STD in it), which db.idx.fulltext.queryNodes cannot change: the sum "
+        "over the matched terms and their stem expansions of the term's frequency times its "
+        "IDF (floor(log2(1 + N / n))), divided by the chunk's most frequent term's count; "
+        "no length normalisation and no saturation (not BM25). Language english (Snowball "
+        "stemming), Lucene's English stop words")
+
     VECTOR_INDEX_OPTIONS: ClassVar[str] = "M: 16, efConstruction: 64, efRuntime: 256"
     """HNSW settings, measured on the 43k MetaQA names against exact numpy neighbours. The
     default efRuntime (10) gave recall@16 0.935 with some queries at 0/16; efRuntime 256
@@ -243,6 +251,37 @@ class FalkorDBDialect(Dialect):
         return [Statement(f"CREATE FULLTEXT INDEX FOR (n:{self.ident(label)}) ON ({fields})",
                           write=True)]
 
+    def lexical_index(self, label: str, props: Sequence[str], stopwords: Sequence[str]
+                      ) -> list[Operation]:
+        # One full-text index per label on FalkorDB, its language and stop words fixed when
+        # it is created ("configuration can't change if index exists": the procedure's
+        # source, proc_fulltext_create_index.c); without OPTIONS it has no stop words at all
+        # (db.indexes() says stopwords [] and 'the' matches, 4.16.3), hence lexical_stale's
+        # index is dropped first.
+        fields = ", ".join(f"n.{self.ident(p)}" for p in props)
+        return [Statement(
+            f"CREATE FULLTEXT INDEX FOR (n:{self.ident(label)}) ON ({fields}) "
+            "OPTIONS {language: 'english', stopwords: $stopwords}",
+            {"stopwords": list(stopwords)}, write=True)]
+
+    def lexical_index_ready(self, infos: Sequence[IndexInfo], label: str,
+                            props: Sequence[str]) -> bool:
+        return any(i.kind == "fulltext" and i.label == label and i.entity == "node"
+                   and set(i.properties) == set(props)
+                   and str(i.options.get("language", "")).lower() == "english"
+                   and bool(i.options.get("stopwords")) for i in infos)
+
+    def lexical_stale(self, infos: Sequence[IndexInfo], label: str,
+                      props: Sequence[str]) -> list[IndexInfo]:
+        return [i for i in infos if i.kind == "fulltext" and i.label == label
+                and i.entity == "node" and not self.lexical_index_ready([i], label, props)]
+
+    def lexical_search_call(self, label: str, query: str, k: str) -> str:
+        # queryNodes takes no limit: every match comes back, scored (the caller sorts).
+        self.ident(label)
+        return (f"CALL db.idx.fulltext.queryNodes({self.string_literal(label)}, {query}) "
+                "YIELD node, score")
+
     def create_vector_index(self, label: str, prop: str, dimension: int, *,
                             relationship: bool = False) -> list[Operation]:
         dim = int(dimension)
@@ -267,8 +306,9 @@ class FalkorDBDialect(Dialect):
 
     def list_indexes(self) -> Statement:
         return Statement(
-            "CALL db.indexes() YIELD label, properties, types, options, entitytype, status "
-            "RETURN label, properties, types, options, entitytype, status"
+            "CALL db.indexes() YIELD label, properties, types, options, entitytype, status, "
+            "language, stopwords RETURN label, properties, types, options, entitytype, "
+            "status, language, stopwords"
         )
 
     def parse_indexes(self, rows: list[dict[str, Any]]) -> list[IndexInfo]:
@@ -290,7 +330,9 @@ class FalkorDBDialect(Dialect):
                                            state=_state(row["status"]), options=options))
             if fulltext:
                 infos.append(IndexInfo("fulltext", entity, row["label"], tuple(fulltext),
-                                       state=_state(row["status"])))
+                                       state=_state(row["status"]),
+                                       options={"language": row.get("language"),
+                                                "stopwords": row.get("stopwords") or []}))
         return infos
 
     def list_constraints(self) -> Statement:

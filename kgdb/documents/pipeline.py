@@ -106,10 +106,14 @@ def _hash(document: Document, chunks: Sequence[Chunk], fingerprint: dict[str, An
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
+def chunk_title(document: Document, chunk: Chunk) -> str:
+    """A chunk's title and heading path (``Title > Heading``), its ``title`` property."""
+    return " > ".join([document.title, *[h for h in chunk.headings if h]])
+
+
 def embedding_text(document: Document, chunk: Chunk) -> str:
     """What a chunk's embedding is computed from: its title and heading path, then its text."""
-    path = " > ".join([document.title, *[h for h in chunk.headings if h]])
-    return f"{path}\n{chunk.text}"
+    return f"{chunk_title(document, chunk)}\n{chunk.text}"
 
 
 def _rows(store: GraphStore, statement: Any) -> list[dict[str, Any]]:
@@ -284,7 +288,9 @@ def _write_batch(store: GraphStore, embedder: Embedder,
         store.run(cy.merge_chunks(d, [
             {"id": chunks[i][1].id, "document": chunks[i][1].document_id,
              "position": chunks[i][1].position, "text": chunks[i][1].text,
-             "headings": list(chunks[i][1].headings), "embedding": vectors[i]} for i in part]))
+             "headings": list(chunks[i][1].headings),
+             "title": chunk_title(chunks[i][0], chunks[i][1]), "embedding": vectors[i]}
+            for i in part]))
     report.chunks += len(chunks)
     mentions: list[tuple[str, str]] = []
     if options.title_entity:
