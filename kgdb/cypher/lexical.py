@@ -44,9 +44,10 @@ def lexical_chunks(d: Dialect, terms: Sequence[str], k: int) -> Statement:
     :func:`kgdb.retrieve.lexical.query_terms`; the query text is a parameter): rows ``node``
     (the internal id, for ``ppr``'s seeds), ``chunk, document, text, score``, best first,
     ties by id."""
-    call = d.lexical_search_call(CHUNK, "$query", "$k")
     return Statement(
-        f"{call}\n"
+        f"{d.lexical_search(CHUNK)}\n"
         "WITH node, score\nORDER BY score DESC, node.id ASC\nLIMIT $k\n"
-        "RETURN id(node) AS node, node.id AS chunk, node.document AS document, node.text AS text, score",
-        {"query": d.lexical_query(terms), "k": int(k)})
+        "RETURN id(node) AS node, node.id AS chunk, node.document AS document, "
+        "node.text AS text, score",
+        {"query": d.lexical_query(terms), "terms": [d.lexical_query([t]) for t in terms],
+         "k": int(k)})

@@ -419,10 +419,11 @@ class Dialect(abc.ABC):
         engine with one full-text index per label, that label's other one)."""
         return []
 
-    def lexical_search_call(self, label: str, query: str, k: str) -> str:
-        """``CALL ... YIELD node, score`` over the lexical index of ``label`` for the query
-        expression ``query``, at least the ``k`` best (more where the engine cannot cut;
-        follow it with ORDER BY score DESC LIMIT k)."""
+    def lexical_search(self, label: str) -> str:
+        """Rows ``node, score`` from the lexical index of ``label``, at least the ``$k`` best
+        (more where the engine cannot cut: follow it with ORDER BY score DESC LIMIT $k), for
+        the parameters ``$query`` (:meth:`lexical_query` of the words) and ``$terms`` (the
+        words, each escaped like there)."""
         raise UnsupportedFeatureError("a lexical (full-text) search", self.NAME)
 
     # ------------------------------------------------------------------ plugins

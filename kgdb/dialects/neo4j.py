@@ -121,9 +121,9 @@ class Neo4jDialect(Dialect):
         return [i for i in infos if i.name == name
                 and not self.lexical_index_ready([i], label, props)]
 
-    def lexical_search_call(self, label: str, query: str, k: str) -> str:
+    def lexical_search(self, label: str) -> str:
         index = self.string_literal(self.index_name(label, "lexical", "fulltext"))
-        return (f"CALL db.index.fulltext.queryNodes({index}, {query}, {{limit: {k}}}) "
+        return (f"CALL db.index.fulltext.queryNodes({index}, $query, {{limit: $k}}) "
                 "YIELD node, score")
 
     def create_vector_index(self, label: str, prop: str, dimension: int, *,

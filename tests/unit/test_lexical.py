@@ -92,4 +92,6 @@ CASES = [
 
 def test_lexical_goldens() -> None:
     table = validate_all("lexical", CASES)
-    assert_neo4j_lints_clean(table)
+    # lexical_chunks returns id(node), deprecated in Cypher 5 (the linter warns): ppr's
+    # seeds are internal ids, as in kgdb/cypher/pagerank.py, which its procedures take.
+    assert_neo4j_lints_clean(table, skip=["lexical_chunks"])
