@@ -11,9 +11,11 @@
     them, ranked by their entity evidence (below), ties by the vector ranking. Only documents
     the question names can rank: an ingredient of ``hybrid``, not a retriever on its own.
 ``hybrid``
-    Both fused by scores: a document scores its best chunk's cosine to the question plus
-    ``entity_weight`` times its entity evidence, the sum over the entities the question names
-    that its chunks support of 1 / c(e), c(e) the number of documents supporting e (an entity
+    Both fused by scores, and the lexical index's (kgdb/retrieve/lexical.py) where it is
+    built: a document scores its best chunk's cosine to the question plus ``lexical_weight``
+    times its lexical score (its best chunk's full-text score min-max normalised over the
+    question's lexical results) plus ``entity_weight`` times its entity evidence, the sum
+    over the entities the question names that its chunks support of 1 / c(e), c(e) the number of documents supporting e (an entity
     named by one document is strong evidence for it, one named by hundreds is not; HippoRAG 2
     divides phrase seeds by the same count). ``fusion=rrf`` fuses the two rankings by
     reciprocal rank instead (the first release: it put entity-only documents above better
@@ -40,8 +42,10 @@ from kgdb.retrieve.solver import PASSAGES_PER_DOCUMENT, PassageOptions, Solver, 
 
 RRF_K = 60
 
-LEXICAL_WEIGHT = 0.0
-"""``hybrid``'s default weight of the lexical score (kgdb/retrieve/lexical.py)."""
+LEXICAL_WEIGHT = 0.1
+"""``hybrid``'s default weight of the lexical score (kgdb/retrieve/lexical.py), chosen on
+MuSiQue-100 among 0.05-0.5 (docs/solvers/keyword.md); without the lexical index ``hybrid``
+ranks as before and says so in the evidence."""
 
 LEXICAL_PASSAGES = 100
 """Chunks ``hybrid`` asks the lexical index for."""
