@@ -16,8 +16,9 @@
     times its lexical score (its best chunk's full-text score min-max normalised over the
     question's lexical results) plus ``entity_weight`` times its entity evidence, the sum
     over the entities the question names that its chunks support of 1 / c(e), c(e) the
-    number of documents supporting e (an entity named by one document is strong evidence for it, one named by hundreds is not; HippoRAG 2
-    divides phrase seeds by the same count). ``fusion=rrf`` fuses the two rankings by
+    number of documents supporting e (an entity named by one document is strong evidence
+    for it, one named by hundreds is not; HippoRAG 2 divides phrase seeds by the same
+    count). ``fusion=rrf`` fuses the two rankings by
     reciprocal rank instead (the first release: it put entity-only documents above better
     dense ones and lost 1.3 points of recall@5 to plain vector search on MuSiQue-100).
 """
