@@ -1,7 +1,7 @@
 """``kgdb index``: every index the solvers need, in one step (no subcommand), or one of them:
 KG-Retriever's document layer (``knn``: SIMILAR edges between documents or chunks and their K
-most similar ones), KG-CQR's triple text representations (``triples``) and the retrieval graph
-of personalized PageRank (``ppr``)."""
+most similar ones), KG-CQR's triple text representations (``triples``), the retrieval graph
+of personalized PageRank (``ppr``) and the lexical index over chunks (``fulltext``)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from kgdb.cli.context import Context, current_context, pass_context
 from kgdb.cli.output import emit_json, json_option, waiting
 
 if TYPE_CHECKING:
+    from kgdb.documents.fulltext import FulltextReport
     from kgdb.documents.indexing import IndexStep
     from kgdb.documents.knn import KnnReport
     from kgdb.documents.ppr_graph import GraphReport
@@ -227,6 +228,35 @@ def ppr_summary(report: GraphReport) -> str:
     return line
 
 
+@index_group.command("fulltext")
+@click.option("--full", is_flag=True, help="Drop and create the index again.")
+@json_option
+@pass_context
+def fulltext_command(ctx: Context, full: bool, as_json: bool) -> None:
+    """Build the lexical index of `--solver keyword` (and of the lexical parts of hybrid and
+    ppr): a full-text index over the chunks' text and their document's title, English
+    stemming and stop words. The engines keep it current as chunks are loaded or deleted; a
+    re-run writes only the titles of chunks loaded before it."""
+    from kgdb.documents.fulltext import build_fulltext
+
+    report = build_fulltext(ctx.store, full=full)
+    if as_json:
+        emit_json(report.to_json())
+        return
+    click.echo(fulltext_summary(report))
+
+
+def fulltext_summary(report: FulltextReport) -> str:
+    lines = [f"dropped the {dropped} (one full-text index per label on this engine)"
+             for dropped in report.dropped]
+    total = sum(report.seconds.values())
+    what = {"unchanged": "up to date", "created": "created", "rebuilt": "rebuilt"}[report.mode]
+    lines.append(f"lexical index {what}: {report.chunks} chunks, {report.titles_written} chunk "
+                 f"titles written in {total:.1f} s; scored by {report.scorer.split(':')[0]}")
+    return "\n".join(lines)
+
+
 SUMMARIES: dict[str, Callable[[Any], str]] = {
-    "knn": knn_summary, "triples": triples_summary, "ppr": ppr_summary}
+    "knn": knn_summary, "triples": triples_summary, "ppr": ppr_summary,
+    "fulltext": fulltext_summary}
 """The line each subcommand prints, by index name (``kgdb index`` prints the same)."""

@@ -3,8 +3,8 @@
 The graph it writes::
 
     (:Document {id, title, source, format, hash, chunks})-[:hasChunk]->(:Chunk {id, document,
-        position, text, headings, embedding, source?, pages?})   source and pages: PDF, HTML,
-                                                                  DOCX and ODT chunks
+        position, text, headings, title, embedding, source?, pages?})   source and pages:
+                                                    PDF, HTML, DOCX and ODT chunks
     (:Entity)-[:supporting_chunks]->(:Chunk)            KAG's mutual index
     (:Entity)-[r:<relation> {extracted, chunks}]->(:Entity)    a fact and the chunks it came from
 
@@ -109,14 +109,14 @@ def merge_documents(documents: Sequence[Mapping[str, Any]]) -> Statement:
 
 
 def merge_chunks(d: Dialect, chunks: Sequence[Mapping[str, Any]]) -> Statement:
-    """``chunks``: {id, document, position, text, headings, embedding, source, pages}, each
-    linked from its document by ``hasChunk {position}``. ``source`` (``libtasn1.pdf p. 12``)
-    and ``pages`` are null, so not stored, for text, Markdown and JSON chunks."""
+        position, text, headings, title, embedding, source?, pages?})   source and pages:
+                                                    PDF, HTML, DOCX and ODT chunks
     return Statement(
         f"UNWIND $rows AS row\nMATCH (d:{DOCUMENT} {{id: row.document}})\n"
         f"MERGE (c:{CHUNK} {{id: row.id}})\n"
         "SET c.document = row.document, c.position = row.position, c.text = row.text, "
-        f"c.headings = row.headings, c.embedding = {d.vector_value('row.embedding')}, "
+        "c.headings = row.headings, c.title = row.title, "
+        f"c.embedding = {d.vector_value('row.embedding')}, "
         "c.source = row.source, c.pages = row.pages\n"
         f"MERGE (d)-[h:{HAS_CHUNK}]->(c)\nSET h.position = row.position",
         {"rows": [dict(c) for c in chunks]}, write=True, idempotent=True)

@@ -129,6 +129,10 @@ class Dialect(abc.ABC):
     FULLTEXT_AND: ClassVar[str] = " AND "
     """How words that must all occur are joined in a full-text query."""
 
+    LEXICAL_SCORER: ClassVar[str] = ""
+    """What scores a match of the lexical (full-text) index over chunks: ``kgdb index
+    fulltext``, the ``keyword`` solver and the lexical parts of ``hybrid`` and ``ppr``."""
+
     UNIQUE_NEEDS_RANGE_INDEX: ClassVar[bool] = False
     """Whether a uniqueness constraint needs its own range index created first."""
 
@@ -387,6 +391,40 @@ class Dialect(abc.ABC):
     def fulltext_search_call(self, label: str, props: Sequence[str], query: str) -> str:
         """``CALL ... YIELD node, score`` over the full-text index of ``label``."""
         raise NotImplementedError
+
+    # --- lexical retrieval: a full-text index with an English analyzer over chunks
+    def lexical_query(self, terms: Sequence[str]) -> str:
+        """A full-text query matching any of ``terms`` (words of letters, digits and ``_``
+        only, from :func:`kgdb.retrieve.lexical.query_terms`), each scored. A term is
+        escaped here too, so that even a term holding syntax stays data."""
+        escaped = ["".join("\\" + ch if ch in self.FULLTEXT_SPECIAL else ch for ch in t)
+                   for t in terms if t]
+        return self.FULLTEXT_OR.join(escaped)
+
+    def lexical_index(self, label: str, props: Sequence[str], stopwords: Sequence[str]
+                      ) -> list[Operation]:
+        """Create the lexical index over ``label``'s ``props``: English stemming, the
+        ``stopwords`` removed."""
+        raise UnsupportedFeatureError("a lexical (full-text) index", self.NAME)
+
+    def lexical_index_ready(self, infos: Sequence[IndexInfo], label: str,
+                            props: Sequence[str]) -> bool:
+        """Whether ``infos`` (the store's indexes) hold the lexical index over ``label``'s
+        ``props`` as :meth:`lexical_index` creates it."""
+        return False
+
+    def lexical_stale(self, infos: Sequence[IndexInfo], label: str,
+                      props: Sequence[str]) -> list[IndexInfo]:
+        """The indexes that must go before :meth:`lexical_index` can create it (on an
+        engine with one full-text index per label, that label's other one)."""
+        return []
+
+    def lexical_search(self, label: str) -> str:
+        """Rows ``node, score`` from the lexical index of ``label``, at least the ``$k`` best
+        (more where the engine cannot cut: follow it with ORDER BY score DESC LIMIT $k), for
+        the parameters ``$query`` (:meth:`lexical_query` of the words) and ``$terms`` (the
+        words, each escaped like there)."""
+        raise UnsupportedFeatureError("a lexical (full-text) search", self.NAME)
 
     # ------------------------------------------------------------------ plugins
     def find_functions(self, names: Sequence[str]) -> Statement | None:

@@ -26,6 +26,12 @@ class Neo4jDialect(Dialect):
 
     FULLTEXT_OR: ClassVar[str] = " OR "
 
+    LEXICAL_SCORER: ClassVar[str] = (
+        "BM25: Lucene's BM25Similarity (k1 1.2, b 0.75; the default similarity, which "
+        "Neo4j's full-text indexes do not change), per field, summed over the fields; "
+        "analyzer 'english' (Lucene's EnglishAnalyzer: standard tokenizer, possessives "
+        "removed, lower case, Lucene's English stop words, Porter stemmer)")
+
     EXISTENCE_CONSTRAINTS: ClassVar[bool] = True
     """``REQUIRE n.p IS NOT NULL`` exists in Cypher 5, but only Enterprise Edition creates it:
     Community answers Neo.DatabaseError.Schema.ConstraintCreationFailed "Property existence
@@ -89,6 +95,37 @@ class Neo4jDialect(Dialect):
             f"CREATE FULLTEXT INDEX {name} IF NOT EXISTS FOR (n:{self.ident(label)}) ON EACH [{fields}]",
             write=True, idempotent=True)]
 
+    def lexical_index(self, label: str, props: Sequence[str], stopwords: Sequence[str]
+                      ) -> list[Operation]:
+        # The 'english' analyzer has its own stop words (Lucene's English set, which
+        # kgdb.retrieve.lexical.STOPWORDS copies), so ``stopwords`` is not passed; Neo4j
+        # keeps this index beside the label's kgdb_<label>_text_fulltext index (any number
+        # of full-text indexes per label; cypher-manual/5/indexes/semantic-indexes/
+        # full-text-indexes, "Create full-text indexes", fulltext.analyzer).
+        name = self.ident(self.index_name(label, "lexical", "fulltext"))
+        fields = ", ".join(f"n.{self.ident(p)}" for p in props)
+        return [Statement(
+            f"CREATE FULLTEXT INDEX {name} IF NOT EXISTS FOR (n:{self.ident(label)}) "
+            f"ON EACH [{fields}] OPTIONS {{indexConfig: {{`fulltext.analyzer`: 'english'}}}}",
+            write=True, idempotent=True)]
+
+    def lexical_index_ready(self, infos: Sequence[IndexInfo], label: str,
+                            props: Sequence[str]) -> bool:
+        name = self.index_name(label, "lexical", "fulltext")
+        return any(i.name == name and i.kind == "fulltext" and set(i.properties) == set(props)
+                   and i.options.get("analyzer") == "english" for i in infos)
+
+    def lexical_stale(self, infos: Sequence[IndexInfo], label: str,
+                      props: Sequence[str]) -> list[IndexInfo]:
+        name = self.index_name(label, "lexical", "fulltext")
+        return [i for i in infos if i.name == name
+                and not self.lexical_index_ready([i], label, props)]
+
+    def lexical_search(self, label: str) -> str:
+        index = self.string_literal(self.index_name(label, "lexical", "fulltext"))
+        return (f"CALL db.index.fulltext.queryNodes({index}, $query, {{limit: $k}}) "
+                "YIELD node, score")
+
     def create_vector_index(self, label: str, prop: str, dimension: int, *,
                             relationship: bool = False) -> list[Operation]:
         name = self.ident(self.index_name(label, prop,
@@ -148,6 +185,8 @@ class Neo4jDialect(Dialect):
                 continue
             config = (row.get("options") or {}).get("indexConfig") or {}
             options = {}
+            if "fulltext.analyzer" in config:
+                options["analyzer"] = config["fulltext.analyzer"]
             if "vector.dimensions" in config:
                 options["dimension"] = config["vector.dimensions"]
                 options["similarity"] = config.get("vector.similarity_function")

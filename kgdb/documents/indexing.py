@@ -46,10 +46,17 @@ def _build_ppr(store: GraphStore, embedder: Embedder, progress: bool) -> Any:
     return build_graph(store, embedder, stored_options(store))  # the options it was built with
 
 
+def _build_fulltext(store: GraphStore, embedder: Embedder, progress: bool) -> Any:
+    from kgdb.documents.fulltext import build_fulltext
+
+    return build_fulltext(store)
+
+
 BUILDERS: dict[str, Builder] = {
     "knn": _build_knn,
     "triples": _build_triples,
     "ppr": _build_ppr,
+    "fulltext": _build_fulltext,
 }
 """The builder of every index ``kgdb index`` builds, by its name in
 :data:`~kgdb.retrieve.readiness.INDEXES`."""

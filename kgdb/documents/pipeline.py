@@ -122,10 +122,14 @@ def _cited(chunk: Chunk) -> list[Any]:
     return [] if chunk.source is None else [chunk.source, list(chunk.pages)]
 
 
+def chunk_title(document: Document, chunk: Chunk) -> str:
+    """A chunk's title and heading path (``Title > Heading``), its ``title`` property."""
+    return " > ".join([document.title, *[h for h in chunk.headings if h]])
+
+
 def embedding_text(document: Document, chunk: Chunk) -> str:
     """What a chunk's embedding is computed from: its title and heading path, then its text."""
-    path = " > ".join([document.title, *[h for h in chunk.headings if h]])
-    return f"{path}\n{chunk.text}"
+    return f"{chunk_title(document, chunk)}\n{chunk.text}"
 
 
 def _rows(store: GraphStore, statement: Any) -> list[dict[str, Any]]:
@@ -312,7 +316,8 @@ def _write_batch(store: GraphStore, embedder: Embedder,
         store.run(cy.merge_chunks(d, [
             {"id": chunks[i][1].id, "document": chunks[i][1].document_id,
              "position": chunks[i][1].position, "text": chunks[i][1].text,
-             "headings": list(chunks[i][1].headings), "embedding": vectors[i],
+             "headings": list(chunks[i][1].headings),
+             "title": chunk_title(chunks[i][0], chunks[i][1]), "embedding": vectors[i],
              # null for text, Markdown and JSON chunks: no property is written
              "source": chunks[i][1].source, "pages": list(chunks[i][1].pages) or None}
             for i in part]))

@@ -11,11 +11,14 @@
     them, ranked by their entity evidence (below), ties by the vector ranking. Only documents
     the question names can rank: an ingredient of ``hybrid``, not a retriever on its own.
 ``hybrid``
-    Both fused by scores: a document scores its best chunk's cosine to the question plus
-    ``entity_weight`` times its entity evidence, the sum over the entities the question names
-    that its chunks support of 1 / c(e), c(e) the number of documents supporting e (an entity
-    named by one document is strong evidence for it, one named by hundreds is not; HippoRAG 2
-    divides phrase seeds by the same count). ``fusion=rrf`` fuses the two rankings by
+    Both fused by scores, and the lexical index's (kgdb/retrieve/lexical.py) where it is
+    built: a document scores its best chunk's cosine to the question plus ``lexical_weight``
+    times its lexical score (its best chunk's full-text score min-max normalised over the
+    question's lexical results) plus ``entity_weight`` times its entity evidence, the sum
+    over the entities the question names that its chunks support of 1 / c(e), c(e) the
+    number of documents supporting e (an entity named by one document is strong evidence
+    for it, one named by hundreds is not; HippoRAG 2 divides phrase seeds by the same
+    count). ``fusion=rrf`` fuses the two rankings by
     reciprocal rank instead (the first release: it put entity-only documents above better
     dense ones and lost 1.3 points of recall@5 to plain vector search on MuSiQue-100).
 """
@@ -35,10 +38,19 @@ from kgdb.graph_cache import GraphCache
 from kgdb.link.gazetteer import NameIndex, name_index
 from kgdb.llm import ChatClient
 from kgdb.retrieve.evidence import Evidence, Json, RankedDocument, documents_of
+from kgdb.retrieve.lexical import lexical_passages, lexical_ready, min_max, missing_index
 from kgdb.retrieve.passages import nearest_passages
 from kgdb.retrieve.solver import PASSAGES_PER_DOCUMENT, PassageOptions, Solver, SolverOptions
 
 RRF_K = 60
+
+LEXICAL_WEIGHT = 0.1
+"""``hybrid``'s default weight of the lexical score (kgdb/retrieve/lexical.py), chosen on
+MuSiQue-100 among 0.05-0.5 (docs/solvers/keyword.md); without the lexical index ``hybrid``
+ranks as before and says so in the evidence."""
+
+LEXICAL_PASSAGES = 100
+"""Chunks ``hybrid`` asks the lexical index for."""
 
 
 class VectorOptions(PassageOptions, SolverOptions):
@@ -131,15 +143,19 @@ def entity_evidence(store: GraphStore, question: str) -> EntityEvidence:
     return EntityEvidence(entities, names, scores)
 
 
-def fuse_scores(dense: Mapping[str, float], evidence: Mapping[str, float], weight: float
+def fuse_scores(dense: Mapping[str, float], evidence: Mapping[str, float], weight: float,
+                lexical: Mapping[str, float] | None = None, lexical_weight: float = 0.0
                 ) -> list[RankedDocument]:
     """Documents by ``dense`` (a document's best chunk cosine) plus ``weight`` times its
-    ``evidence``, best first, ties by id. A document with evidence but no dense score scores
-    the lowest dense score given (its chunks are no closer than the last one read), or 0
-    when there is none."""
+    ``evidence`` plus ``lexical_weight`` times its normalised ``lexical`` score, best first,
+    ties by id. A document with evidence or a lexical score but no dense score scores the
+    lowest dense score given (its chunks are no closer than the last one read), or 0 when
+    there is none."""
     floor = min(dense.values(), default=0.0)
+    lexical = lexical or {}
     scores = {d: dense.get(d, floor) + weight * evidence.get(d, 0.0)
-              for d in (*dense, *evidence)}
+              + lexical_weight * lexical.get(d, 0.0)
+              for d in (*dense, *evidence, *lexical)}
     return [RankedDocument(d, scores[d]) for d in sorted(scores, key=lambda d: (-scores[d], d))]
 
 
@@ -154,6 +170,12 @@ class HybridOptions(PassageOptions, SolverOptions):
         "to its best chunk's cosine"))
     rrf_k: int = Field(RRF_K, ge=1, le=10000, description=(
         "hybrid: reciprocal rank fusion's k (score 1 / (k + rank)), with fusion=rrf"))
+    lexical_weight: float = Field(LEXICAL_WEIGHT, ge=0.0, le=10.0, description=(
+        "hybrid: weight of a document's lexical score (its best chunk's full-text score, "
+        "min-max normalised over the question's lexical_passages), added to its best "
+        "chunk's cosine (0: off; kgdb index fulltext)"))
+    lexical_passages: int = Field(LEXICAL_PASSAGES, ge=1, le=10000, description=(
+        "hybrid: chunks the lexical index is asked for"))
 
 
 class HybridSolver(Solver[HybridOptions]):
@@ -175,14 +197,33 @@ class HybridSolver(Solver[HybridOptions]):
         with evidence.timings_ms.phase("entities"):
             found = entity_evidence(view, question)
         evidence.detail["entities"] = found.to_json()
+        lexical: dict[str, float] = {}
+        if options.lexical_weight > 0:
+            with evidence.timings_ms.phase("lexical"):
+                if lexical_ready(store):
+                    lexical = lexical_documents(view, question, options.lexical_passages)
+                else:
+                    evidence.detail["lexical"] = missing_index(store)
         if options.fusion == "rrf":
             dense = [d.id for d in by_vector]
-            evidence.documents = rrf([dense, found.ranking(dense)], options.rrf_k)
+            rankings = [dense, found.ranking(dense)]
+            if lexical:
+                rankings.append(sorted(lexical, key=lambda d: (-lexical[d], d)))
+            evidence.documents = rrf(rankings, options.rrf_k)
         else:
             evidence.documents = fuse_scores(
                 {d.id: d.score for d in by_vector if d.score is not None}, found.scores,
-                options.entity_weight)
+                options.entity_weight, lexical, options.lexical_weight)
         return evidence
+
+
+def lexical_documents(store: GraphStore, question: str, k: int) -> dict[str, float]:
+    """The documents of the ``k`` chunks the lexical index scores best for ``question``,
+    each at its best chunk's score, min-max normalised over them (1 the best, 0 the last)."""
+    best: dict[str, float] = {}
+    for p in lexical_passages(store, question, k):
+        best.setdefault(p.document, float(p.score or 0.0))
+    return dict(zip(best, min_max(list(best.values())), strict=True))
 
 
 def rrf(rankings: list[list[str]], k: int = RRF_K) -> list[RankedDocument]:

@@ -24,10 +24,11 @@ from kgdb.statement import Statement, shown_params, statement_lines
 Json = None | bool | int | float | str | list["Json"] | dict[str, "Json"]
 """A JSON value."""
 
-ScoreKind = Literal["cosine", "gsd", "pagerank", "rank"]
+ScoreKind = Literal["cosine", "gsd", "pagerank", "rank", "lexical"]
 """What a score means: ``cosine`` similarity (higher is closer), ``gsd`` Graph Semantic
 Distance (lower is closer), ``pagerank`` probability mass (higher is more central), ``rank``
-a fused rank score (higher is better)."""
+a fused rank score (higher is better), ``lexical`` the full-text index's score (higher
+matches better; the engine's scorer: :attr:`kgdb.dialects.base.Dialect.LEXICAL_SCORER`)."""
 
 PASSAGE = "passage"
 """The ``relation`` of a flat row that is a passage: ``head`` is its document, ``tail`` its

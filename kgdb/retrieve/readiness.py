@@ -148,6 +148,15 @@ def _ppr_status(store: GraphStore) -> Found:
     return "ready", f"{chunks} chunks", ""
 
 
+def _fulltext_status(store: GraphStore) -> Found:
+    # The engines keep a built full-text index current as chunks are written: never stale.
+    from kgdb.cypher import lexical as lexical_cy
+
+    if not store.dialect.lexical_index_ready(store.indexes(), CHUNK, lexical_cy.LEXICAL_FIELDS):
+        return "missing", "not built", ""
+    return "ready", f"{_count(store, cy.count_chunks(), 'nodes')} chunks", ""
+
+
 INDEXES: dict[str, IndexKind] = {i.name: i for i in (
     IndexKind("chunks", "documents", "kgdb load documents PATH", _chunks_status,
               built_by_index=False),
@@ -157,6 +166,8 @@ INDEXES: dict[str, IndexKind] = {i.name: i for i in (
     IndexKind("triples", "triple texts", "kgdb index triples", _triples_status,
               needs=("entities",)),
     IndexKind("ppr", "the retrieval graph", "kgdb index ppr", _ppr_status, needs=("chunks",)),
+    IndexKind("fulltext", "the lexical index", "kgdb index fulltext", _fulltext_status,
+              needs=("chunks",)),
 )}
 """Every index a solver may need, by name, in build order (the builders:
 :data:`kgdb.documents.indexing.BUILDERS`)."""

@@ -13,6 +13,7 @@ from kgdb.errors import did_you_mean
 from kgdb.retrieve.chunks import EntitiesSolver, HybridSolver, VectorSolver
 from kgdb.retrieve.cqr import TripleContextSolver
 from kgdb.retrieve.hig import DocumentGraphSolver
+from kgdb.retrieve.lexical import KeywordSolver
 from kgdb.retrieve.logical_form import LogicalFormSolver
 from kgdb.retrieve.pattern import PatternSolver
 from kgdb.retrieve.ppr import PprSolver
@@ -24,6 +25,7 @@ SOLVERS: dict[str, Solver[Any]] = {s.name: s for s in (
     DocumentGraphSolver(),
     TripleContextSolver(),
     VectorSolver(),
+    KeywordSolver(),
     EntitiesSolver(),
     HybridSolver(),
     PprSolver(),

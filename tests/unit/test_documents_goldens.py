@@ -27,7 +27,7 @@ CASES = [
         [{"id": "kismet", "title": "Kismet", "source": "kismet.md", "format": "markdown"}])),
     Case("merge_chunks", {}, lambda d: cy.merge_chunks(d, [
         {"id": "kismet#0000#000", "document": "kismet", "position": 0, "text": "Kismet is...",
-         "headings": ["Kismet"], "embedding": V}])),
+         "headings": ["Kismet"], "title": "Kismet > Kismet", "embedding": V}])),
     Case("entity_names", {}, lambda d: cy.entity_names(d)),
     Case("schema_relation_types", {}, lambda d: cy.schema_relation_types()),
     Case("merge_extracted_entities", {"type_label": "Movie"},
