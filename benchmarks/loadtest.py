@@ -112,11 +112,13 @@ def movie_facts() -> dict[str, list[tuple[str, str, str]]]:
     return facts
 
 
-def deal(names: list[str]) -> list[Tenant]:
-    """The films dealt out to the tenants in turn (sorted, so every run deals the same)."""
+def deal(names: list[str], films_each: int = 0) -> list[Tenant]:
+    """The films dealt out to the tenants in turn (sorted, so every run deals the same);
+    ``films_each`` (0: all) films at most per tenant, for small runs."""
     facts = movie_facts()
     films = sorted(facts)
-    tenants = [Tenant(name, films[i::len(names)], []) for i, name in enumerate(names)]
+    tenants = [Tenant(name, films[i::len(names)][:films_each or None], [])
+               for i, name in enumerate(names)]
     for t in tenants:
         t.triples = [f for film in t.films for f in facts[film]]
     return tenants
@@ -659,6 +661,11 @@ class Plan:
     writers: bool = True
     disconnects: int = 100
     questions: int = 2
+    films: int = 0
+    min_rounds: int = 0
+    """Whole rounds of its mix each client sends at least (the load lasts longer if need
+    be)."""
+    """Films per tenant at most (0: the sample's films dealt out in full)."""
     sample_s: float = 1.0
     warmup_s: float = 30.0
     out: Path | None = None
@@ -753,17 +760,21 @@ async def same_on_every_replica(replicas: list[Replica], tenants: list[Tenant],
 
 
 async def client_loop(base: str, tenant: Tenant, checker: Checker, tally: Tally, seed: int,
-                      start: float, stop_at: float, in_flight: dict[str, int]) -> None:
+                      start: float, stop_at: float, in_flight: dict[str, int],
+                      min_rounds: int = 0) -> None:
+    """One client: the tenant's mix in a shuffled order, again and again, until ``stop_at``
+    (and at least ``min_rounds`` whole rounds: a small run checks every request)."""
     import httpx
 
     rng = random.Random(seed)
     order = list(range(len(tenant.mix)))
     limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+    rounds = 0
     async with httpx.AsyncClient(limits=limits) as client:
-        while time.monotonic() < stop_at:
+        while time.monotonic() < stop_at or rounds < min_rounds:
             rng.shuffle(order)
             for i in order:
-                if time.monotonic() >= stop_at:
+                if time.monotonic() >= stop_at and rounds >= min_rounds:
                     return
                 request = tenant.mix[i]
                 sent = time.monotonic() - start
@@ -772,6 +783,7 @@ async def client_loop(base: str, tenant: Tenant, checker: Checker, tally: Tally,
                 in_flight["n"] -= 1
                 tally.add(request.key, verdict_of(checker, tenant, i, request, outcome),
                           outcome, tenant.name, i, sent)
+            rounds += 1
 
 
 def pids(replicas: list[Replica]) -> dict[str, int]:
@@ -789,14 +801,14 @@ async def sampler(replicas: list[Replica], engine_pid: int | None, start: float,
             stats = proc_stats(engine_pid)
             row["engine_rss_kb"] = stats["rss_kb"] if stats else None
         samples.append(row)
-        with contextlib.suppress(asyncio.TimeoutError):
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(done.wait(), every)
 
 
 async def progress(tally: Tally, start: float, stop_at: float, done: asyncio.Event) -> None:
     last = 0
     while not done.is_set():
-        with contextlib.suppress(asyncio.TimeoutError):
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(done.wait(), 10)
         n = sum(sum(c.values()) for c in tally.counts.values())
         bad = sum(v for c in tally.counts.values() for k, v in c.items()
@@ -835,7 +847,7 @@ async def disconnect_test(base: str, tenants: list[Tenant], llm: Any, replicas: 
                     events = await asyncio.wait_for(read_events(r, until="token"), 30)
                     if events and events[-1][0] == "token":
                         got_token += 1
-            except (httpx.HTTPError, asyncio.TimeoutError) as exc:
+            except (httpx.HTTPError, TimeoutError) as exc:
                 failures.append(type(exc).__name__)
 
     t0 = time.monotonic()
@@ -981,7 +993,7 @@ def run(plan: Plan) -> dict[str, Any]:
     else:
         clients = plan.clients
     names = ["neo4j"] if plan.engine == "neo4j" else [f"lt{i}" for i in range(tenant_count)]
-    tenants = deal(names)
+    tenants = deal(names, plan.films)
     for t in tenants:
         t.mix = build_mix(t, [o for o in tenants if o is not t], plan.questions)
     work = Path(tempfile.mkdtemp(prefix="kgdb-loadtest-"))
@@ -1073,7 +1085,7 @@ async def _measure(plan: Plan, base: str, tenants: list[Tenant], checker: Checke
         writers.do("run")
     kill: dict[str, Any] | None = None
     loops = [asyncio.create_task(client_loop(base, t, checker, tally, 1000 * n + c, start,
-                                             stop_at, in_flight))
+                                             stop_at, in_flight, plan.min_rounds))
              for n, t in enumerate(tenants) for c in range(clients)]
     if plan.kill_replica and len(replicas) > 1:
         await asyncio.sleep(plan.duration_s / 2)
@@ -1183,6 +1195,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--disconnects", type=int, default=100,
                         help="streamed /ask requests whose clients go away (0: none)")
     parser.add_argument("--questions", type=int, default=2, help="films asked about per tenant")
+    parser.add_argument("--films", type=int, default=0,
+                        help="films per tenant at most (0: all 39 dealt out)")
     parser.add_argument("--warmup", type=float, default=30.0,
                         help="seconds before memory counts as warm")
     parser.add_argument("--neo4j-home", type=Path, default=None,
@@ -1202,7 +1216,7 @@ def main(argv: list[str] | None = None) -> int:
                 duration_s=args.duration, replicas=args.replicas, proxy=args.proxy,
                 kill_replica=args.kill_replica, writers=not args.no_writers,
                 disconnects=args.disconnects, questions=args.questions,
-                warmup_s=args.warmup, out=out, neo4j=neo4j_from(args),
+                films=args.films, warmup_s=args.warmup, out=out, neo4j=neo4j_from(args),
                 progress=not args.quiet)
     try:
         result = run(plan)
