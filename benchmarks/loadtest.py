@@ -679,6 +679,8 @@ class Tally:
     counts: dict[str, dict[str, int]] = field(
         default_factory=lambda: defaultdict(lambda: defaultdict(int)))
     examples: list[dict[str, Any]] = field(default_factory=list)
+    finished: list[float] = field(default_factory=list)
+    """When each answer arrived (seconds into the load)."""
 
     def add(self, key: str, verdict: str, outcome: Outcome, tenant: str, index: int,
             t: float) -> None:
@@ -711,7 +713,7 @@ async def baseline(base: str, tenants: list[Tenant], checker: Checker, alone: Ta
     import httpx
 
     problems: list[str] = []
-    async with httpx.AsyncClient() as client:
+    async with httpx.AsyncClient(verify=False) as client:
         for t in tenants:
             for i, request in enumerate(t.mix):
                 outcome = await send(client, base, t, request)
@@ -740,7 +742,7 @@ async def same_on_every_replica(replicas: list[Replica], tenants: list[Tenant],
     import httpx
 
     out: dict[str, Any] = {"requests": 0, "not_accepted": [], "unknown_token_refused": []}
-    async with httpx.AsyncClient() as client:
+    async with httpx.AsyncClient(verify=False) as client:
         for r in replicas:
             bad = await client.get(r.url + "/solvers",
                                    headers={"Authorization": "Bearer kgdb_not-a-token-1234"})
@@ -759,6 +761,9 @@ async def same_on_every_replica(replicas: list[Replica], tenants: list[Tenant],
     return out
 
 
+# Every client is plain HTTP to 127.0.0.1: ``verify=False`` spares each new httpx client
+# loading the CA bundle into an SSL context, which on a loaded machine stalled the event loop
+# (and so every client's clock) for tens of seconds at the start of a run.
 async def client_loop(base: str, tenant: Tenant, checker: Checker, tally: Tally, seed: int,
                       start: float, stop_at: float, in_flight: dict[str, int],
                       min_rounds: int = 0) -> None:
@@ -770,7 +775,7 @@ async def client_loop(base: str, tenant: Tenant, checker: Checker, tally: Tally,
     order = list(range(len(tenant.mix)))
     limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
     rounds = 0
-    async with httpx.AsyncClient(limits=limits) as client:
+    async with httpx.AsyncClient(limits=limits, verify=False) as client:
         while time.monotonic() < stop_at or rounds < min_rounds:
             rng.shuffle(order)
             for i in order:
@@ -783,6 +788,7 @@ async def client_loop(base: str, tenant: Tenant, checker: Checker, tally: Tally,
                 in_flight["n"] -= 1
                 tally.add(request.key, verdict_of(checker, tenant, i, request, outcome),
                           outcome, tenant.name, i, sent)
+                tally.finished.append(time.monotonic() - start)
             rounds += 1
 
 
@@ -836,7 +842,7 @@ async def disconnect_test(base: str, tenants: list[Tenant], llm: Any, replicas: 
 
     async def one() -> None:
         nonlocal got_token
-        async with gate, httpx.AsyncClient() as client:
+        async with gate, httpx.AsyncClient(verify=False) as client:
             headers = {"Authorization": f"Bearer {tenant.token}", "X-Kgdb-Graph": tenant.name}
             try:
                 async with client.stream("POST", base + request.path, json=request.body,
@@ -859,7 +865,7 @@ async def disconnect_test(base: str, tenants: list[Tenant], llm: Any, replicas: 
     open_after = llm.open
     llm.slow = False
     # the service still answers
-    async with httpx.AsyncClient() as client:
+    async with httpx.AsyncClient(verify=False) as client:
         alive = await send(client, base, tenant, tenant.mix[0])
     return {"requests": count, "concurrency": concurrency, "got_first_token": got_token,
             "client_failures": failures[:10], "failed": len(failures),
@@ -886,7 +892,7 @@ async def metrics(replicas: list[Replica]) -> dict[str, Any]:
     import httpx
 
     out: dict[str, Any] = {}
-    async with httpx.AsyncClient() as client:
+    async with httpx.AsyncClient(verify=False) as client:
         for r in replicas:
             if r.process.poll() is not None:
                 continue
@@ -1073,6 +1079,11 @@ async def _measure(plan: Plan, base: str, tenants: list[Tenant], checker: Checke
     tally = Tally()
     samples: list[dict[str, Any]] = []
     done = asyncio.Event()
+    writers_started_s = None
+    if writers:
+        t0 = time.monotonic()
+        await asyncio.to_thread(writers.do, "run")
+        writers_started_s = round(time.monotonic() - t0, 2)
     start = time.monotonic()
     stop_at = start + plan.duration_s
     in_flight = {"n": 0}
@@ -1081,8 +1092,6 @@ async def _measure(plan: Plan, base: str, tenants: list[Tenant], checker: Checke
                                               done))]
     if plan.progress:
         background.append(asyncio.create_task(progress(tally, start, stop_at, done)))
-    if writers:
-        writers.do("run")
     kill: dict[str, Any] | None = None
     loops = [asyncio.create_task(client_loop(base, t, checker, tally, 1000 * n + c, start,
                                              stop_at, in_flight, plan.min_rounds))
@@ -1098,7 +1107,7 @@ async def _measure(plan: Plan, base: str, tenants: list[Tenant], checker: Checke
                                  for k, c in before.items()}
     await asyncio.gather(*loops)
     seconds = time.monotonic() - start
-    writer_stats = writers.do("stop")["stats"] if writers else None
+    writer_stats = (await asyncio.to_thread(writers.do, "stop"))["stats"] if writers else None
     done.set()
     await asyncio.gather(*background)
     disconnect = await disconnect_test(base, tenants, llm, replicas, plan.disconnects) \
@@ -1131,6 +1140,9 @@ async def _measure(plan: Plan, base: str, tenants: list[Tenant], checker: Checke
     return {"throughput_per_s": round(n / seconds, 2),
             "answers_per_s": round(totals.get("ok", 0) / seconds, 2),
             "measured_s": round(seconds, 1), "requests": n,
+            "per_10s": [sum(1 for t in tally.finished if b * 10 <= t < b * 10 + 10)
+                        for b in range(math.ceil(seconds / 10))],
+            "writers_started_s": writers_started_s,
             "endpoints": report_rows(tally, alone, seconds), "checks": checks,
             "writers": _writer_summary(writer_stats), "replica_kill": kill,
             "replicas_agree": replica_check,
