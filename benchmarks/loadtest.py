@@ -464,6 +464,7 @@ http {{
         least_conn;
 {servers}
         keepalive 64;
+        keepalive_timeout 4s;
     }}
     server {{
         listen 127.0.0.1:{port};
@@ -496,7 +497,7 @@ class Proxy:
             raise RuntimeError("--replicas > 1 needs nginx (apt-get install -y nginx)")
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        servers = "\n".join(f"        server 127.0.0.1:{r.port} max_fails=1 fail_timeout=30s;"
+        servers = "\n".join(f"        server 127.0.0.1:{r.port} max_fails=3 fail_timeout=10s;"
                             for r in replicas)
         conf = work / "nginx.conf"
         user = "user root;\n" if os.geteuid() == 0 else ""
@@ -552,6 +553,8 @@ class Checker:
 
     def __init__(self, tenants: list[Tenant]) -> None:
         self.accepted: dict[tuple[str, int], list[str]] = defaultdict(list)
+        self.answers: dict[tuple[str, int], str] = {}
+        """The first accepted answer of each request (shown beside a wrong one)."""
         self.foreign: dict[str, set[str]] = {}
         self.prefixes: dict[str, tuple[str, ...]] = {}
         own = {t.name: set(t.films) for t in tenants}
@@ -568,6 +571,7 @@ class Checker:
         fp = self.fingerprint(answer)
         if fp not in self.accepted[(tenant, index)]:
             self.accepted[(tenant, index)].append(fp)
+            self.answers.setdefault((tenant, index), json.dumps(answer, sort_keys=True))
 
     def cross_tenant(self, tenant: str, answer: Any) -> str | None:
         for s in strings(answer):
@@ -688,9 +692,13 @@ class Tally:
         if verdict == "ok":
             self.ms[key].append(outcome.ms)
         elif verdict != "deliberate_4xx" and len(self.examples) < 20:
-            self.examples.append({"endpoint": key, "verdict": verdict, "tenant": tenant,
-                                  "request": index, "status": outcome.status,
-                                  "error": outcome.error[:200], "at_s": round(t, 1)})
+            example = {"endpoint": key, "verdict": verdict, "tenant": tenant,
+                       "request": index, "status": outcome.status,
+                       "error": outcome.error[:3000 if verdict == "wrong" else 200],
+                       "at_s": round(t, 1)}
+            if verdict in ("wrong", "cross_tenant"):  # what it said, to compare
+                example["answer"] = json.dumps(outcome.answer, sort_keys=True)[:3000]
+            self.examples.append(example)
 
 
 def verdict_of(checker: Checker, tenant: Tenant, index: int, request: Request,
@@ -699,7 +707,10 @@ def verdict_of(checker: Checker, tenant: Tenant, index: int, request: Request,
         return "deliberate_4xx" if outcome.status == 403 else (
             "cross_tenant" if outcome.status == 200 else f"status_{outcome.status}")
     if outcome.status == 200:
-        return checker.judge(tenant.name, index, outcome.answer)
+        verdict = checker.judge(tenant.name, index, outcome.answer)
+        if verdict == "wrong":
+            outcome.error = "accepted: " + checker.answers.get((tenant.name, index), "")[:3000]
+        return verdict
     if outcome.status == 0:
         return "transport_error"
     if outcome.status >= 500:
@@ -754,9 +765,10 @@ async def same_on_every_replica(replicas: list[Replica], tenants: list[Tenant],
                     outcome = await send(client, r.url, t, request)
                     out["requests"] += 1
                     if outcome.status != 200 or checker.judge(t.name, i, outcome.answer) != "ok":
-                        out["not_accepted"].append({"replica": r.index, "tenant": t.name,
-                                                    "endpoint": request.key,
-                                                    "status": outcome.status})
+                        out["not_accepted"].append({
+                            "replica": r.index, "tenant": t.name, "endpoint": request.key,
+                            "status": outcome.status, "request": i,
+                            "answer": json.dumps(outcome.answer, sort_keys=True)[:3000]})
     out["same"] = not out["not_accepted"] and all(out["unknown_token_refused"])
     return out
 
@@ -1054,7 +1066,10 @@ def run(plan: Plan) -> dict[str, Any]:
     if plan.out:
         plan.out.parent.mkdir(parents=True, exist_ok=True)
         plan.out.write_text(json.dumps(result, indent=2) + "\n")
-    shutil.rmtree(work, ignore_errors=True)
+    if result["passed"]:
+        shutil.rmtree(work, ignore_errors=True)
+    else:  # the servers' and nginx's logs, for whoever reads the failure
+        result["work_dir"] = str(work)
     return result
 
 
