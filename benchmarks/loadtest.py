@@ -547,12 +547,32 @@ def strings(value: Any) -> Iterator[str]:
             yield from strings(v)
 
 
+SCORE_TOLERANCE = 1e-4
+"""How far a number of an answer may be from the answer alone. Two replicas (two processes)
+give scores that differ in the sixth decimal (measured: 0.499259 against 0.499258 for the same
+SimGRAG subgraph: the question's embedding, summed in another order); everything else
+(names, ids, texts, order, counts) must be equal."""
+
+
+def close(a: Any, b: Any) -> bool:
+    """``a`` and ``b`` equal, numbers within :data:`SCORE_TOLERANCE`."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return abs(a - b) <= SCORE_TOLERANCE
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(close(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
 class Checker:
     """The accepted answers of each request (from the baselines) and the names that only
     other tenants have."""
 
     def __init__(self, tenants: list[Tenant]) -> None:
-        self.accepted: dict[tuple[str, int], list[str]] = defaultdict(list)
+        self.accepted: dict[tuple[str, int], list[Any]] = defaultdict(list)
         self.answers: dict[tuple[str, int], str] = {}
         """The first accepted answer of each request (shown beside a wrong one)."""
         self.foreign: dict[str, set[str]] = {}
@@ -563,14 +583,9 @@ class Checker:
             self.foreign[t.name] = theirs
             self.prefixes[t.name] = tuple(f"{o.name}/" for o in tenants if o is not t)
 
-    @staticmethod
-    def fingerprint(answer: Any) -> str:
-        return hashlib.sha256(json.dumps(answer, sort_keys=True).encode()).hexdigest()
-
     def accept(self, tenant: str, index: int, answer: Any) -> None:
-        fp = self.fingerprint(answer)
-        if fp not in self.accepted[(tenant, index)]:
-            self.accepted[(tenant, index)].append(fp)
+        if not any(close(answer, known) for known in self.accepted[(tenant, index)]):
+            self.accepted[(tenant, index)].append(answer)
             self.answers.setdefault((tenant, index), json.dumps(answer, sort_keys=True))
 
     def cross_tenant(self, tenant: str, answer: Any) -> str | None:
@@ -582,7 +597,7 @@ class Checker:
     def judge(self, tenant: str, index: int, answer: Any) -> str:
         if self.cross_tenant(tenant, answer) is not None:
             return "cross_tenant"
-        if self.fingerprint(answer) in self.accepted[(tenant, index)]:
+        if any(close(answer, known) for known in self.accepted[(tenant, index)]):
             return "ok"
         return "wrong"
 

@@ -83,6 +83,12 @@ def test_answers_from_another_tenant_are_caught() -> None:
     checker.accept("a", 0, mine)
     assert checker.judge("a", 0, mine) == "ok"
     assert checker.judge("a", 0, {"passages": []}) == "wrong"
+    # scores within the tolerance (another process sums the embedding in another order)
+    scored = {"facts": [{"head": "x", "score": 0.499258}]}
+    checker.accept("a", 1, scored)
+    assert checker.judge("a", 1, {"facts": [{"head": "x", "score": 0.499259}]}) == "ok"
+    assert checker.judge("a", 1, {"facts": [{"head": "x", "score": 0.51}]}) == "wrong"
+    assert checker.judge("a", 1, {"facts": [{"head": "y", "score": 0.499258}]}) == "wrong"
     assert checker.judge("a", 0, {"facts": [{"head": tenants[1].films[0]}]}) == "cross_tenant"
     assert checker.judge("a", 0, {"documents": [{"id": f"b/{tenants[1].films[0]}"}]}) == \
         "cross_tenant"
@@ -107,9 +113,11 @@ def test_replicas_behind_nginx_lose_only_in_flight_requests(store: Any,
     _assert_checks(result, errors_allowed=("server_error", "transport_error"))
     kill = result["replica_kill"]
     assert kill is not None and kill["replica"] == 0
-    # the errors are at most the killed replica's in-flight requests (one per client)
+    # the errors are at most the killed replica's in-flight requests (one per client) and
+    # the requests nginx had begun to send on its idle keep-alive connections to it (at
+    # most one per client too: POSTs are not re-sent)
     errors = sum(kill["errors_in_whole_run"].values())
-    assert errors <= result["tenants"] * result["clients_per_tenant"], kill
+    assert errors <= 2 * result["tenants"] * result["clients_per_tenant"], kill
     assert result["passed"], result["checks"]
     late = [e for e in result["checks"]["examples"] if e["at_s"] > kill["at_s"] + 5]
     assert not late, late  # nothing fails once the proxy has seen the replica gone
