@@ -109,8 +109,11 @@ def merge_documents(documents: Sequence[Mapping[str, Any]]) -> Statement:
 
 
 def merge_chunks(d: Dialect, chunks: Sequence[Mapping[str, Any]]) -> Statement:
-        position, text, headings, title, embedding, source?, pages?})   source and pages:
-                                                    PDF, HTML, DOCX and ODT chunks
+    """``chunks``: {id, document, position, text, headings, title, embedding, source, pages},
+    each linked from its document by ``hasChunk {position}`` (``title``: the document's title
+    and the heading path, which the lexical index reads; kgdb/cypher/lexical.py). ``source``
+    (``libtasn1.pdf p. 12``) and ``pages`` are null, so not stored, for text, Markdown and
+    JSON chunks."""
     return Statement(
         f"UNWIND $rows AS row\nMATCH (d:{DOCUMENT} {{id: row.document}})\n"
         f"MERGE (c:{CHUNK} {{id: row.id}})\n"
