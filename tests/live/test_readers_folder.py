@@ -25,7 +25,9 @@ LIBTASN1 = Path("/usr/share/doc/libtasn1-doc/libtasn1.pdf")
 MIME_HTML = Path("/usr/share/doc/shared-mime-info/shared-mime-info-spec.html/x34.html")
 SOLVERS = ("vector", "hybrid", "ppr", "document-graph")
 """The solvers that need no LLM and no facts: triple-context ranks facts by their triple text,
-and documents loaded without ``--extract llm`` have none."""
+and documents loaded without ``--extract llm`` have none. document-graph ranks documents; its
+passages are the chunks of the facts it finds (none here), so for it the answering document
+is what must be in the top 5."""
 
 QUESTIONS = [  # (question, document, source, a phrase of the answering passage)
     ("Which program reads a file with ASN.1 definitions and generates a C array for "
@@ -120,7 +122,12 @@ def test_a_folder_of_real_documents_end_to_end(cli_store: Any, tmp_path: Path) -
         for question, document, source, phrase in QUESTIONS:
             found = _run("retrieve", question, "--solver", solver, "--json")
             assert found.exit_code == 0, found.output
-            passages = json.loads(found.stdout)["passages"][:5]
+            evidence = json.loads(found.stdout)
+            if solver == "document-graph":
+                if document not in [d["id"] for d in evidence["documents"][:5]]:
+                    misses.setdefault(solver, []).append(question)
+                continue
+            passages = evidence["passages"][:5]
             hit = [p for p in passages if p["document"] == document and phrase in p["text"]]
             if not hit:
                 misses.setdefault(solver, []).append(question)
