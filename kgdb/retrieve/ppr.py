@@ -84,10 +84,10 @@ class PprOptions(PassageOptions, SolverOptions):
         "ppr: weight of the best passage seed (HippoRAG 2: 0.05)"))
     sharpness: float = Field(3.0, gt=0.0, le=100.0, description=(
         "ppr: exponent on the min-max normalised passage score (HippoRAG 2: 1)"))
-    lexical_passages: int = Field(100, ge=0, le=10000, description=(
+    lexical_seeds: int = Field(100, ge=0, le=10000, description=(
         "ppr: chunks the lexical index finds for the question seeded by their full-text "
         "score (kgdb index fulltext)"))
-    lexical_weight: float = Field(0.0, ge=0.0, description=(
+    lexical_seed_weight: float = Field(0.0, ge=0.0, le=100.0, description=(
         "ppr: weight of the best lexical passage seed (min-max normalised full-text score "
         "to the power sharpness, like the dense seeds; 0: off)"))
     sentences: int = Field(3, ge=0, le=1000, description=(
@@ -227,12 +227,12 @@ def retrieve_ppr(store: GraphStore, question: str, vector: Sequence[float],
                 seeds[int(r["node"])] = seeds.get(int(r["node"]), 0.0) + weight
                 shown.append({"kind": "passage", "chunk": str(r["id"]),
                               "weight": round(weight, 6)})
-        if o.lexical_weight > 0 and o.lexical_passages > 0:
+        if o.lexical_seed_weight > 0 and o.lexical_seeds > 0:
             if lexical_ready(store):
-                hits = lexical_rows(store, question, o.lexical_passages)
+                hits = lexical_rows(store, question, o.lexical_seeds)
                 for r, n in zip(hits, min_max([float(r["score"]) for r in hits]),
                                 strict=True):
-                    weight = o.lexical_weight * n ** o.sharpness
+                    weight = o.lexical_seed_weight * n ** o.sharpness
                     if weight > 0:
                         seeds[int(r["node"])] = seeds.get(int(r["node"]), 0.0) + weight
                         shown.append({"kind": "lexical", "chunk": str(r["chunk"]),

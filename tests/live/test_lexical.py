@@ -165,6 +165,6 @@ def test_hybrid_and_ppr_fuse_lexical_scores(store: Any, embedder: Any, tmp_path:
 
     build_graph(store, embedder, GraphOptions(0.8, True, True, 20.0), full=True)
     evidence = PprSolver().retrieve(store, embedder, question,
-                                    PprOptions(lexical_weight=1.0))
+                                    PprOptions(lexical_seed_weight=1.0))
     lexical = [s for s in evidence.detail["seeds"] if s["kind"] == "lexical"]
     assert lexical and lexical[0]["chunk"].startswith("noether") and lexical[0]["weight"] == 1.0

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_every_solver_is_registered_under_its_own_name() -> None:
     assert list(SOLVERS) == ["pattern", "logical-form", "document-graph", "triple-context",
-                             "vector", "entities", "hybrid", "ppr"]
+                             "vector", "keyword", "entities", "hybrid", "ppr"]
     for name, solver in SOLVERS.items():
         assert solver.name == name and solver.summary
         assert solver.options.model_fields["solver"].default == name
