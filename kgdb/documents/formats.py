@@ -1,5 +1,5 @@
 """Readers of the documents people have: PDF, HTML, DOCX and ODT files, each through a
-library made for the format (the ``documents`` extra: ``pip install 'kgdb[documents]'``).
+library made for the format (the ``documents`` extra: ``pip install 'kgdb-retrieval[documents]'``).
 
 - **PDF** (pdfminer.six, MIT): the text of each page in reading order — pdfminer's layout
   analysis groups characters into lines and text boxes and orders the boxes, so a page of two
@@ -39,7 +39,7 @@ from kgdb.text import TextError, check_input_file, open_data_file
 RICH_SUFFIXES = {".pdf": "pdf", ".html": "html", ".htm": "html", ".xhtml": "html",
                  ".docx": "docx", ".odt": "odt"}
 DEFAULT_MAX_DOCUMENT_BYTES = 200 << 20
-EXTRA = "pip install 'kgdb[documents]'"
+EXTRA = "pip install 'kgdb-retrieval[documents]'"
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 _SPACES = re.compile(r"[ \t\u00a0]+")

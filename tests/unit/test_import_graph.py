@@ -16,9 +16,10 @@ ROOT = Path(kgdb.__file__).parent
 
 LAYERS: list[set[str]] = [
     {"errors", "text", "statement", "config", "vocabulary", "measure", "results", "package",
-     "progress"},
+     "progress", "graph_cache"},
     # leaves: errors, text contract, settings, the graph vocabulary, percentiles and timers,
-    # results files, the installed package (its name, version and bundled examples), progress
+    # results files, the installed package (its name, version and bundled examples), progress,
+    # the per-graph caches
     {"ir"},                                         # the pattern and the linked pattern
     {"dsl"},                                        # front-ends: logical forms, rules, patterns
     {"dialects"},                                   # what differs between engines

@@ -228,7 +228,7 @@ def test_a_missing_library_names_the_extra(tmp_path: Path, monkeypatch: pytest.M
     path = made.two_column_pdf(tmp_path / "varna.pdf")
     monkeypatch.setitem(sys.modules, "pdfminer", None)  # what an install without it sees
     with pytest.raises(LoadError, match=r"^reading PDF needs the documents extra: "
-                                        r"pip install 'kgdb\[documents\]'$"):
+                                        r"pip install 'kgdb-retrieval\[documents\]'$"):
         read_documents([path], skipped=[])  # an error even when bad files are skipped
 
 

@@ -23,7 +23,7 @@ def test_every_declared_index_exists_and_is_built_or_loaded() -> None:
         assert (name in BUILDERS) == kind.built_by_index, name
         assert kind.command.startswith("kgdb index " if kind.built_by_index else "kgdb load ")
         assert set(kind.needs) <= set(INDEXES)
-    assert needed_indexes() == ["knn", "triples", "ppr"]
+    assert needed_indexes() == ["knn", "triples", "ppr", "fulltext"]
     assert SOLVERS["ppr"].indexes == ("chunks", "ppr")
     assert SOLVERS["document-graph"].indexes == ("chunks", "knn")
     assert SOLVERS["triple-context"].indexes == ("chunks", "triples")
