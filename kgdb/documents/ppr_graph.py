@@ -284,9 +284,9 @@ SYNONYM_NEIGHBOURS = 16
 threshold (highest score first, ties by id), as HippoRAG's kNN synonym edges (its top-k is 2047:
 a bound for a 2,047-name neighbourhood, never reached on its corpora); an edge joins two phrases
 when either is among the other's nearest. Without a bound one document of 1,000 look-alike
-names made 499,500 edges (3,000: 4.5 M, 842 s of indexing) and every ppr walk crossed them; on
-MuSiQue-100 few phrases have more than a handful of names above 0.8, so 16 leaves natural
-corpora's graphs as they were (docs/findings-35.md)."""
+names made 499,500 edges (3,000: 4.5 M, 842 s of indexing) and every ppr walk crossed them.
+The unbounded graphs of MuSiQue-100 and 2wiki-100 have no phrase with 16 synonyms, so the bound
+leaves them as they were (docs/findings-35.md)."""
 SCORE_DECIMALS = 7
 """Scores are rounded to this many decimals before they are compared or ranked: a row's
 dot products from one matrix product and from another differ in the last bits, and an
