@@ -53,13 +53,9 @@ import org.neo4j.kernel.internal.GraphDatabaseAPI;
  * a safe margin of the k-th, and the k nearest are returned with any rows tied at the k-th.
  * The exact distance comes from the copy where the stored values are floats (kgdb stores
  * MiniLM's float32 outputs as doubles: the copy holds them exactly, and the double arithmetic
- * over them is the same), else from the vector read from the store. A vector is any list of
- * {@code dim} finite numbers (floats, or integers as Cypher stores {@code [1, 2, 3]}). The copy
- * is of committed data; a search in a transaction that has written leaves out the rows of the
- * nodes it touched and reads those nodes as the transaction sees them ({@link #ownWrites}).
- * Not used (the caller falls back to the index) when the matrix would exceed a quarter of the
- * heap, or when the server does not expose its management service. A dropped index's copy is
- * freed by the next kgdb call on that database ({@link #forgetDropped}).
+ * over them is the same), else from the vector read from the store. Not used (the caller falls back to the index) when the matrix would exceed a
+ * quarter of the heap, when the transaction has uncommitted writes of its own, or when the
+ * server does not expose its management service.
  */
 final class VectorMatrix {
     /** Screened squared distances within this relative margin of the k-th are recomputed. */
@@ -190,13 +186,11 @@ final class VectorMatrix {
 
     /**
      * The current matrix of {@code index} (a node vector index on {@code label}.{@code prop}
-     * of {@code dim} dimensions), built if stale, or null where it cannot be used. The matrix
-     * holds committed data: where {@code tx} has written, a stale one is built or patched in a
-     * transaction of its own (on another thread), and the caller adds the nodes {@code tx}
-     * touched ({@link #ownWrites}).
+     * of {@code dim} dimensions), built if stale, or null where it cannot be used.
      */
     static VectorMatrix of(GraphDatabaseService db, Transaction tx, String index, String label,
                            String prop, int dim) {
+        if (hasOwnWrites(tx)) return null;
         Changes changes = listening(db, label, prop);
         if (changes == null) return null;
         String key = db.databaseName() + "\u0000" + index;
@@ -206,37 +200,9 @@ final class VectorMatrix {
                 && m.dim == dim) {
             return m.unusable == null ? m : null;
         }
-        if (ownWrites(tx) == null) {
-            m = refresh(tx, changes, key, label, prop, dim);
-        } else {
-            java.util.concurrent.FutureTask<VectorMatrix> task = new java.util.concurrent.FutureTask<>(() -> {
-                try (Transaction committed = db.beginTx()) {
-                    return refresh(committed, changes, key, label, prop, dim);
-                }
-            });
-            Thread worker = new Thread(task, "kgdb-vector-matrix");
-            worker.setDaemon(true);
-            worker.start();
-            try {
-                m = task.get();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return null;
-            } catch (java.util.concurrent.ExecutionException e) {
-                if (e.getCause() instanceof RuntimeException r) throw r;
-                throw new IllegalStateException("kgdb: the vector copy could not be built", e.getCause());
-            }
-        }
-        return m.unusable == null ? m : null;
-    }
-
-    /** The matrix of {@code key} brought to the change log's version, read through {@code tx}
-     * (which has no writes of its own: it sees the committed data). */
-    private static VectorMatrix refresh(Transaction tx, Changes changes, String key, String label,
-                                        String prop, int dim) {
         synchronized (CACHE) {
-            VectorMatrix m = CACHE.get(key);
-            long now = changes.version.get();
+            m = CACHE.get(key);
+            now = changes.version.get();
             boolean same = m != null && m.label.equals(label) && m.property.equals(prop)
                     && m.dim == dim;
             if (!same || m.version != now) {
@@ -246,50 +212,17 @@ final class VectorMatrix {
                 m = patched != null ? patched : build(tx, label, prop, dim, now);
                 CACHE.put(key, m);
             }
-            return m;
         }
+        return m.unusable == null ? m : null;
     }
 
-    /**
-     * The nodes {@code tx} has created, deleted or changed (properties or labels) and not yet
-     * committed, ascending; null when it has written nothing. The kernel's transaction state
-     * is not public API (Neo4j 5.26's TxStateHolder): if it cannot be read, a transaction is
-     * taken to have written everything (null is never returned for it).
-     */
-    @SuppressWarnings("deprecation")
-    static long[] ownWrites(Transaction tx) {
+    private static boolean hasOwnWrites(Transaction tx) {
         try {
             Object ktx = ((InternalTransaction) tx).kernelTransaction();
-            if (!(ktx instanceof TxStateHolder h)) return EVERYTHING;
-            if (!h.hasTxStateWithChanges()) return null;
-            org.neo4j.kernel.api.txstate.TransactionState state = h.txState();
-            org.eclipse.collections.api.set.primitive.MutableLongSet ids =
-                    new org.eclipse.collections.impl.set.mutable.primitive.LongHashSet();
-            ids.addAll(state.addedAndRemovedNodes().getAdded());
-            ids.addAll(state.addedAndRemovedNodes().getRemoved());
-            for (org.neo4j.storageengine.api.txstate.NodeState node : state.modifiedNodes()) {
-                ids.add(node.getId());
-            }
-            long[] out = ids.toSortedArray();
-            return out.length == 0 ? null : out;
+            return !(ktx instanceof TxStateHolder h) || h.hasTxStateWithChanges();
         } catch (RuntimeException | LinkageError e) {
-            return EVERYTHING;
+            return true;
         }
-    }
-
-    /** What {@link #ownWrites} returns when it cannot tell: the caller scans every node. */
-    static final long[] EVERYTHING = new long[0];
-
-    /** Frees the copies of this database's indexes that are not among {@code live} (node vector
-     * indexes that exist now): a dropped index's copy is gone with the next kgdb call. */
-    static void forgetDropped(GraphDatabaseService db, Set<String> live) {
-        String prefix = db.databaseName() + "\u0000";
-        CACHE.keySet().removeIf(k -> k.startsWith(prefix) && !live.contains(k.substring(prefix.length())));
-    }
-
-    /** How many copies are kept (all databases): for the tests. */
-    static int kept() {
-        return CACHE.size();
     }
 
     /** The database's change log, with the listener that writes it registered. */
@@ -698,19 +631,11 @@ final class VectorMatrix {
     }
 
     /** The stored vector as floats into {@code row}: false unless it has row.length finite values. */
-    static boolean toRow(Object value, float[] row) {
+    private static boolean toRow(Object value, float[] row) {
         if (value instanceof float[] f && f.length == row.length) {
             System.arraycopy(f, 0, row, 0, row.length);
         } else if (value instanceof double[] d && d.length == row.length) {
             for (int i = 0; i < row.length; i++) row[i] = (float) d[i];
-        } else if (value instanceof long[] l && l.length == row.length) {  // [1, 2, 3] in Cypher
-            for (int i = 0; i < row.length; i++) row[i] = (float) l[i];
-        } else if (value instanceof int[] l && l.length == row.length) {
-            for (int i = 0; i < row.length; i++) row[i] = (float) l[i];
-        } else if (value instanceof short[] l && l.length == row.length) {
-            for (int i = 0; i < row.length; i++) row[i] = l[i];
-        } else if (value instanceof byte[] l && l.length == row.length) {
-            for (int i = 0; i < row.length; i++) row[i] = l[i];
         } else {
             return false;
         }
@@ -725,14 +650,6 @@ final class VectorMatrix {
         if (stored instanceof double[] d) {
             for (int i = 0; i < row.length; i++) {
                 if (row[i] != d[i]) return false;
-            }
-        } else if (stored instanceof long[] l) {
-            for (int i = 0; i < row.length; i++) {
-                if ((long) row[i] != l[i] || Math.abs(l[i]) > (1L << 53)) return false;
-            }
-        } else if (stored instanceof int[] l) {
-            for (int i = 0; i < row.length; i++) {
-                if ((int) row[i] != l[i]) return false;
             }
         }
         return true;
