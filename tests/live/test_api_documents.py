@@ -38,7 +38,7 @@ def test_load_index_retrieve(cli_store: Any, tmp_path: Path) -> None:
         assert states["vector"] == "ready" and states["ppr"] == "missing"
         steps = kb.index()
         assert [(s.name, s.outcome) for s in steps] == [
-            ("knn", "built"), ("triples", "skipped"), ("ppr", "built")]
+            ("knn", "built"), ("triples", "skipped"), ("ppr", "built"), ("fulltext", "built")]
         assert all(s.after is not None and s.after.state == "ready" for s in steps
                    if s.outcome == "built")
         again = kb.index("knn", "ppr")

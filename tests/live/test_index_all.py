@@ -101,13 +101,14 @@ def test_index_builds_what_is_missing_then_nothing(cli_store: Any, tmp_path: Pat
 
     first = invoke("index")
     assert first.exit_code == 0, first.output
-    assert "[1/3] knn (missing: not built)..." in first.stderr  # piped: one line each
+    assert "[1/4] knn (missing: not built)..." in first.stderr  # piped: one line each
     assert "\r" not in first.stderr
     out = first.stdout.splitlines()
     assert re.match(r"knn: Document layer rebuilt with (vector|gds) \(first build\): 3 of 3",
                     out[0]), out  # gds: Neo4j with Graph Data Science
     assert out[1] == "triples: skipped, needs entities (none loaded): run kgdb load triples FILE"
     assert out[2].startswith("ppr: retrieval graph full: 3 chunks extracted")
+    assert any(line.startswith("fulltext: ") for line in out[3:]), out  # keyword's index
     states = solver_states(invoke("stats", "--json").output)
     assert all(states[s] == "ready" for s in DOCUMENT_SOLVERS), states
 
@@ -120,6 +121,7 @@ def test_index_builds_what_is_missing_then_nothing(cli_store: Any, tmp_path: Pat
     assert steps["ppr"]["report"]["mode"] == "unchanged"
     assert steps["ppr"]["report"]["chunks"] == 0
     assert steps["triples"]["outcome"] == "skipped"
+    assert steps["fulltext"]["report"]["mode"] == "unchanged"
     assert graph_counts(cli_store) == counts
     text = invoke("index")
     assert text.stdout.splitlines()[0] == "knn: up to date (3 documents, k=3)"
@@ -140,7 +142,8 @@ def test_index_builds_what_is_missing_then_nothing(cli_store: Any, tmp_path: Pat
                         "detail": "4 of 4 documents new or changed since the build"}
     third = json.loads(invoke("index", "--json").stdout)["indexes"]
     modes = {s["index"]: s["report"]["mode"] for s in third if s["outcome"] == "built"}
-    assert modes == {"knn": "incremental", "ppr": "incremental"}  # 1 of 4: not from scratch
+    # 1 of 4: not from scratch; the engines keep the full-text index current themselves
+    assert modes == {"knn": "incremental", "ppr": "incremental", "fulltext": "unchanged"}
     assert all(s["after"]["state"] == "ready" for s in third if s["outcome"] == "built")
 
 
