@@ -17,6 +17,7 @@ words are joined by the engine's OR and the query is a parameter.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -65,22 +66,29 @@ def query_terms(text: str) -> list[str]:
 
 _STOP = frozenset(STOPWORDS)
 
-_READY: set[str] = set()
+READY_RECHECK_S = 1.0
+"""How long a store's lexical index, once seen, is trusted without listing the indexes again:
+someone else (a DBA, another process, a test's reset) may drop it, and a retrieval that
+trusted a dropped index forever would fail on every call."""
+
+_READY: dict[str, float] = {}
 
 
 def lexical_ready(store: GraphStore) -> bool:
-    """Whether the store has the lexical index (kept once seen: it is not dropped by kgdb)."""
-    if store.address in _READY:
+    """Whether the store has the lexical index (seen within :data:`READY_RECHECK_S`)."""
+    seen = _READY.get(store.address)
+    if seen is not None and time.monotonic() - seen < READY_RECHECK_S:
         return True
     if store.dialect.lexical_index_ready(store.indexes(), CHUNK, cy.LEXICAL_FIELDS):
-        _READY.add(store.address)
+        _READY[store.address] = time.monotonic()
         return True
+    _READY.pop(store.address, None)
     return False
 
 
 def forget_lexical_index(store: GraphStore) -> None:
     """Forget that ``store`` had the lexical index (it is being rebuilt)."""
-    _READY.discard(store.address)
+    _READY.pop(store.address, None)
 
 
 def missing_index(store: GraphStore) -> str:
