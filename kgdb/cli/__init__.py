@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import Any
 
 import click
 
@@ -58,19 +59,47 @@ for _command in (neo4j_group, db, schema, load, rules_group, stats, cypher, benc
 bench.add_command(bench_retrieve_command)
 
 
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes each record to ``sys.stderr`` as it is when the record is written: click's test
+    runner and embedding programs replace ``sys.stderr``, and a handler holding the stream of
+    an earlier run would write to a closed file."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: Any) -> None:
+        pass
+
+
 def _configure_logging() -> None:
+    """Warnings (everything with ``KGDB_DEBUG``) on standard error, once per process. The
+    handler's own level matters: records of child loggers such as ``kgdb.audit`` (INFO) pass
+    the ``kgdb`` logger's level and are only held back here; the audit log goes to standard
+    error with ``--audit-log -``, not by this handler."""
     from kgdb.config import debug_enabled
 
     debug = debug_enabled()
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("kgdb: %(levelname)s: %(message)s"))
+    level = logging.DEBUG if debug else logging.WARNING
     logger = logging.getLogger("kgdb")
+    driver_log = logging.getLogger("neo4j")
+    for old in [h for h in logger.handlers if isinstance(h, _StderrHandler)]:
+        logger.removeHandler(old)
+    for old in [h for h in driver_log.handlers if isinstance(h, (_StderrHandler,
+                                                                  logging.NullHandler))]:
+        driver_log.removeHandler(old)
+    handler = _StderrHandler()
+    handler.setLevel(level)
+    handler.setFormatter(logging.Formatter("kgdb: %(levelname)s: %(message)s"))
     logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG if debug else logging.WARNING)
+    logger.setLevel(level)
     logger.propagate = False
     # The Neo4j driver logs each retry of a managed transaction as a multi-line warning;
     # kgdb reports the outcome itself, so those show only with KGDB_DEBUG.
-    driver_log = logging.getLogger("neo4j")
     driver_log.addHandler(handler if debug else logging.NullHandler())
     driver_log.propagate = False
 
