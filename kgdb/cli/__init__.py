@@ -59,7 +59,7 @@ for _command in (neo4j_group, db, schema, load, rules_group, stats, cypher, benc
 bench.add_command(bench_retrieve_command)
 
 
-class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+class _StderrHandler(logging.StreamHandler):
     """Writes each record to ``sys.stderr`` as it is when the record is written: click's test
     runner and embedding programs replace ``sys.stderr``, and a handler holding the stream of
     an earlier run would write to a closed file."""
@@ -67,7 +67,7 @@ class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
     def __init__(self) -> None:
         super().__init__()
 
-    @property  # type: ignore[override]
+    @property
     def stream(self) -> Any:
         return sys.stderr
 
@@ -87,11 +87,11 @@ def _configure_logging() -> None:
     level = logging.DEBUG if debug else logging.WARNING
     logger = logging.getLogger("kgdb")
     driver_log = logging.getLogger("neo4j")
-    for old in [h for h in logger.handlers if isinstance(h, _StderrHandler)]:
-        logger.removeHandler(old)
-    for old in [h for h in driver_log.handlers if isinstance(h, (_StderrHandler,
-                                                                  logging.NullHandler))]:
-        driver_log.removeHandler(old)
+    for ours in [h for h in logger.handlers if isinstance(h, _StderrHandler)]:
+        logger.removeHandler(ours)
+    for ours in [h for h in driver_log.handlers
+                 if isinstance(h, (_StderrHandler, logging.NullHandler))]:
+        driver_log.removeHandler(ours)
     handler = _StderrHandler()
     handler.setLevel(level)
     handler.setFormatter(logging.Formatter("kgdb: %(levelname)s: %(message)s"))
