@@ -89,9 +89,9 @@ def _configure_logging() -> None:
     driver_log = logging.getLogger("neo4j")
     for ours in [h for h in logger.handlers if isinstance(h, _StderrHandler)]:
         logger.removeHandler(ours)
-    for ours in [h for h in driver_log.handlers
-                 if isinstance(h, (_StderrHandler, logging.NullHandler))]:
-        driver_log.removeHandler(ours)
+    for theirs in [h for h in driver_log.handlers
+                   if isinstance(h, (_StderrHandler, logging.NullHandler))]:
+        driver_log.removeHandler(theirs)
     handler = _StderrHandler()
     handler.setLevel(level)
     handler.setFormatter(logging.Formatter("kgdb: %(levelname)s: %(message)s"))
