@@ -42,12 +42,12 @@ def count_chunks() -> Statement:
 def lexical_chunks(d: Dialect, terms: Sequence[str], k: int) -> Statement:
     """The ``k`` chunks the lexical index scores best for any of ``terms`` (words from
     :func:`kgdb.retrieve.lexical.query_terms`; the query text is a parameter): rows ``node``
-    (the internal id, for ``ppr``'s seeds), ``chunk, document, text, score``, best first,
-    ties by id."""
+    (the internal id, for ``ppr``'s seeds), ``chunk, document, text, source, score``, best
+    first, ties by id."""
     return Statement(
         f"{d.lexical_search(CHUNK)}\n"
         "WITH node, score\nORDER BY score DESC, node.id ASC\nLIMIT $k\n"
         "RETURN id(node) AS node, node.id AS chunk, node.document AS document, "
-        "node.text AS text, score",
+        "node.text AS text, node.source AS source, score",
         {"query": d.lexical_query(terms), "terms": [d.lexical_query([t]) for t in terms],
          "k": int(k)})

@@ -100,12 +100,13 @@ def lexical_passages(store: GraphStore, question: str, k: int) -> list[Passage]:
     """The ``k`` chunks the lexical index scores best for ``question``'s words, best first,
     each scored by the engine's full-text score; none when no word is left."""
     return [Passage(str(r["chunk"]), str(r["document"]), str(r["text"] or ""),
-                    float(r["score"])) for r in lexical_rows(store, question, k)]
+                    float(r["score"]), r.get("source"))
+            for r in lexical_rows(store, question, k)]
 
 
 def lexical_rows(store: GraphStore, question: str, k: int) -> list[dict[str, Any]]:
     """The rows of :func:`kgdb.cypher.lexical.lexical_chunks` for ``question``'s words
-    (``node, chunk, document, text, score``); none when no word is left."""
+    (``node, chunk, document, text, source, score``); none when no word is left."""
     terms = query_terms(question)
     if k < 1 or not terms:
         return []

@@ -2,9 +2,9 @@
 manuals as PDF and HTML, a two-column PDF, a web page with navigation and scripts, a DOCX, an
 ODT and a Markdown file, next to bad files (encrypted PDF, a scan, a zip named .docx, binary
 named .html). ``kgdb load documents DIR`` loads the good ones and names each bad one in a
-line; after ``kgdb index knn|ppr|triples`` every solver that needs no LLM (nor facts) puts
-the passage that answers each question in its top 5, and the passage's source names its page
-or section."""
+line; after ``kgdb index`` (no subcommand: every index a solver needs) every solver that
+needs no LLM (nor facts) puts the passage that answers each question in its top 5, and the
+passage's source names its page or section."""
 
 from __future__ import annotations
 
@@ -23,11 +23,16 @@ pytestmark = pytest.mark.live
 
 LIBTASN1 = Path("/usr/share/doc/libtasn1-doc/libtasn1.pdf")
 MIME_HTML = Path("/usr/share/doc/shared-mime-info/shared-mime-info-spec.html/x34.html")
-SOLVERS = ("vector", "hybrid", "ppr", "document-graph")
+SOLVERS = ("vector", "hybrid", "keyword", "ppr", "document-graph")
 """The solvers that need no LLM and no facts: triple-context ranks facts by their triple text,
 and documents loaded without ``--extract llm`` have none. document-graph ranks documents; its
 passages are the chunks of the facts it finds (none here), so for it the answering document
 is what must be in the top 5."""
+
+KNOWN_MISSES = {"keyword": 1}
+"""Questions a solver may miss: ``keyword`` scores words alone, and in this folder the glob
+files question's answer (section 2.4, which says ``globs2``) ranks below passages of other
+sections that repeat "MIME", "database", "files" and "names" (vector search finds it)."""
 
 QUESTIONS = [  # (question, document, source, a phrase of the answering passage)
     ("Which program reads a file with ASN.1 definitions and generates a C array for "
@@ -113,9 +118,13 @@ def test_a_folder_of_real_documents_end_to_end(cli_store: Any, tmp_path: Path) -
     assert all(r["s"].startswith(f"{r['d']} p. ") and len(r["p"]) == 1
                for r in sources if r["d"].endswith(".pdf"))
 
-    for index in ("knn", "ppr", "triples"):
-        built = _run("index", index, *(["--no-progress"] if index == "triples" else []))
-        assert built.exit_code == 0, built.output
+    # the second of the two commands: every solver's index, then nothing left to build
+    built = _run("index", "--no-progress", "--json")
+    assert built.exit_code == 0, built.output
+    stats = _run("stats", "--json")
+    assert stats.exit_code == 0, stats.output
+    ready = {s["solver"]: s["state"] for s in json.loads(stats.stdout)["solvers"]}
+    assert all(ready[solver] == "ready" for solver in SOLVERS), ready
 
     misses: dict[str, list[str]] = {}
     for solver in SOLVERS:
@@ -128,12 +137,15 @@ def test_a_folder_of_real_documents_end_to_end(cli_store: Any, tmp_path: Path) -
                     misses.setdefault(solver, []).append(question)
                 continue
             passages = evidence["passages"][:5]
-            hit = [p for p in passages if p["document"] == document and phrase in p["text"]]
-            if not hit:
+            # every passage names its page or section (Markdown has none to name) ...
+            assert all((p["source"] is None) == (p["document"] == "notes")
+                       for p in passages), (solver, passages)
+            # ... and the one that answers, from its page or section, is among the five
+            if not any(p["document"] == document and phrase in p["text"]
+                       and p["source"] == source for p in passages):
                 misses.setdefault(solver, []).append(question)
-                continue
-            assert hit[0]["source"] == source, (solver, question, hit[0])
-    assert misses == {}, misses
+    assert all(len(missed) <= KNOWN_MISSES.get(solver, 0)
+               for solver, missed in misses.items()), misses
 
     # an unchanged folder writes nothing the second time; the bad files are named again
     again = _run("load", "documents", str(folder), "--no-progress", "--json")
