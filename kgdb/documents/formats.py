@@ -43,6 +43,9 @@ EXTRA = "pip install 'kgdb-retrieval[documents]'"
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 _SPACES = re.compile(r"[ \t\u00a0]+")
+_UNMAPPED_GLYPH = re.compile(r"\(cid:\d+\)")
+"""pdfminer's stand-in for a glyph whose font maps it to no character (libtasn1.pdf's ©
+is ``(cid:13)``): not text, so dropped."""
 _DIGITS = re.compile(r"\d+")
 
 
@@ -102,7 +105,7 @@ def _box_text(box: Any) -> str:
     """A text box's lines as one paragraph: a word hyphenated at a line end joined again."""
     out = ""
     for line in box.get_text().split("\n"):
-        line = clean(line)
+        line = clean(_UNMAPPED_GLYPH.sub("", line))
         if not line:
             continue
         if out.endswith("-") and len(out) > 1 and out[-2].isalpha() and line[0].islower():

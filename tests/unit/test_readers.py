@@ -50,6 +50,10 @@ def test_a_real_manual_pdf() -> None:
     assert found and all(c.source == f"libtasn1.pdf p. {c.pages[0]}" for c in found)
     # the ligatures of the typesetter are folded: "ﬁ" is "fi"
     assert not any("\ufb01" in c.text for c in chunks)
+    # a glyph its font maps to no character (the © of "Copyright ©") is left out, not
+    # written as pdfminer's "(cid:13)"
+    assert any("Copyright" in c.text for c in chunks)
+    assert not any("(cid:" in c.text for c in chunks)
 
 
 def test_a_scanned_pdf_is_reported_not_loaded_as_empty(tmp_path: Path) -> None:
