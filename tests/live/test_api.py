@@ -84,14 +84,15 @@ def test_every_method_on_both_engines(cli_store: Any) -> None:
 
 
 def test_tutorial_runs_as_written(tmp_path: Path) -> None:
-    """docs/tutorial.md: every python block, in order, in one interpreter."""
+    """docs/tutorial.md: every python block, in order, in one interpreter, from a folder
+    outside the clone."""
     text = (ROOT / "docs" / "tutorial.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
     assert len(blocks) == 6
     env = {k: v for k, v in os.environ.items()
            if k not in ("KGDB_URI", "NEO4J_URI", "NEO4J_PASSWORD", "KGDB_GRAPH")}
     done = subprocess.run([sys.executable, "-c", "\n".join(blocks)], capture_output=True,
-                          text=True, cwd=ROOT, timeout=600,
+                          text=True, cwd=tmp_path, timeout=600,
                           env={**env, "KGDB_HOME": str(tmp_path / "home"),
                                "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr
