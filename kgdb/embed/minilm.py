@@ -71,13 +71,35 @@ def model_dir() -> Path:
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
-    """erf by Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7; numpy has none)."""
-    sign = np.sign(x)
+    """erf by Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7; numpy has none).
+
+    The same operations in the same order as ``sign(x) * (1 - t * (a1 + t * (a2 + ...)) *
+    exp(-x^2))``, so bit-identical to it, but in place on two arrays: this is the largest
+    part of an embedding's time after the matrix products (about 40 % for short names)."""
     a = np.abs(x)
-    t = 1.0 / (1.0 + 0.3275911 * a)
-    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741
-                                                      + t * (-1.453152027 + t * 1.061405429))))
-    return sign * (1.0 - poly * np.exp(-a * a))
+    t = np.multiply(a, np.float32(0.3275911))
+    t += np.float32(1.0)
+    np.reciprocal(t, out=t)
+    poly = np.multiply(t, np.float32(1.061405429))
+    for coefficient in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
+        poly += np.float32(coefficient)
+        poly *= t
+    np.multiply(a, a, out=a)
+    np.negative(a, out=a)
+    np.exp(a, out=a)
+    poly *= a
+    np.subtract(np.float32(1.0), poly, out=poly)
+    poly *= np.sign(x)
+    return poly
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    """GELU, ``x * 0.5 * (1 + erf(x / sqrt(2)))``, overwriting ``x``."""
+    half = _erf(x * np.float32(1 / np.sqrt(2)))
+    half += np.float32(1.0)
+    x *= np.float32(0.5)
+    x *= half
+    return x
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
@@ -120,7 +142,7 @@ class _Layer:
         attended = context @ self.out_w + self.out_b
         x = _layer_norm(attended.reshape(x.shape) + x, *self.ln1)
         up = x.reshape(-1, HIDDEN) @ self.up_w + self.up_b
-        up = up * np.float32(0.5) * (np.float32(1.0) + _erf(up * np.float32(1 / np.sqrt(2))))
+        up = _gelu(up)
         down = (up @ self.down_w + self.down_b).reshape(x.shape)
         return _layer_norm(down + x, *self.ln2)
 
