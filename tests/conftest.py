@@ -39,6 +39,15 @@ SHARED_DATA = _shared_data_dir()
 # across runs (KGDB_TEST_CACHE) so MetaQA embeddings are computed once per machine.
 _HOME = Path(tempfile.mkdtemp(prefix="kgdb-test-home-"))
 os.environ["KGDB_HOME"] = str(_HOME)
+_EMBEDDING_CACHE = Path(os.environ.get("KGDB_TEST_CACHE", ROOT / ".cache")) / "embeddings.sqlite"
+# ... and the commands run against _HOME (in-process or as subprocesses) use that same cache:
+# the embedding of a text is computed once per machine, whichever way a test reaches it
+# (embedding is most of the suite's time: MuSiQue's passages at ~17 texts/s on one core).
+_EMBEDDING_CACHE.parent.mkdir(parents=True, exist_ok=True)
+if not _EMBEDDING_CACHE.exists():
+    os.close(os.open(_EMBEDDING_CACHE, os.O_WRONLY | os.O_CREAT, 0o600))
+(_HOME / "cache").mkdir(mode=0o700)
+(_HOME / "cache" / "embeddings.sqlite").symlink_to(_EMBEDDING_CACHE)
 os.environ.pop("KGDB_URI", None)
 os.environ.pop("NEO4J_URI", None)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -318,9 +327,7 @@ def embedder():
     test runs."""
     from kgdb.embed import CachedEmbedder, EmbeddingCache, MiniLMEmbedder
 
-    cache_dir = Path(os.environ.get("KGDB_TEST_CACHE", ROOT / ".cache"))
-    return CachedEmbedder(MiniLMEmbedder(),
-                          EmbeddingCache(cache_dir / "embeddings.sqlite"))
+    return CachedEmbedder(MiniLMEmbedder(), EmbeddingCache(_EMBEDDING_CACHE))
 
 
 @pytest.fixture
