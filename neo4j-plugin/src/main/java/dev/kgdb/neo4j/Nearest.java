@@ -178,7 +178,6 @@ public class Nearest {
         args.count(k, K_MAX, "k");
         double[] query = Vectors.of(vector, proc + ": vector");
         IndexDefinition definition = vectorIndex(proc, index, relationships);
-        forgetDropped();
         String prop = definition.getPropertyKeys().iterator().next();
         if (!relationships) {
             List<Hit<T>> exact = exactNodes(proc, definition, prop, query, k, kind);
@@ -296,11 +295,7 @@ public class Nearest {
 
     /** Frees the in-memory copies of node vector indexes dropped since ({@link VectorMatrix}). */
     private void forgetDropped() {
-        java.util.Set<String> live = new java.util.HashSet<>();
-        for (IndexDefinition d : tx.schema().getIndexes()) {
-            if (d.getIndexType() == IndexType.VECTOR && !d.isRelationshipIndex()) live.add(d.getName());
-        }
-        VectorMatrix.forgetDropped(db, live);
+        VectorMatrix.forgetDropped(db, tx);
     }
 
     private IndexDefinition vectorIndex(String proc, String index, boolean relationships) {

@@ -195,6 +195,9 @@ final class VectorMatrix {
         return changes != null && m.version == changes.version.get();
     }
 
+    /** Seconds between two sweeps of a server's copies for dropped indexes ({@link #sweep}). */
+    static final long SWEEP_SECONDS = 5;
+
     /** One server's copies (by database name and index name) and change logs (by database). */
     private static final class Server {
         final Map<String, VectorMatrix> copies = new ConcurrentHashMap<>();
@@ -202,16 +205,55 @@ final class VectorMatrix {
     }
 
     /** The server {@code db} belongs to, or null where it does not expose its management
-     * service (then there is no copy: searches use the index). */
+     * service (then there is no copy: searches use the index). A new one is swept for the
+     * copies of dropped indexes every {@link #SWEEP_SECONDS} on the server's job scheduler
+     * (the job ends with the server). */
     private static Server server(GraphDatabaseService db) {
         DatabaseManagementService dbms;
+        DependencyResolver resolver;
         try {
-            DependencyResolver resolver = ((GraphDatabaseAPI) db).getDependencyResolver();
+            resolver = ((GraphDatabaseAPI) db).getDependencyResolver();
             dbms = resolver.resolveDependency(DatabaseManagementService.class);
         } catch (RuntimeException | LinkageError e) {
             return null;
         }
-        return SERVERS.computeIfAbsent(dbms, d -> new Server());
+        Server server = SERVERS.get(dbms);
+        if (server != null) return server;
+        synchronized (SERVERS) {
+            server = SERVERS.get(dbms);
+            if (server != null) return server;
+            Server created = new Server();
+            try {
+                org.neo4j.scheduler.JobScheduler jobs = resolver.resolveDependency(
+                        org.neo4j.scheduler.JobScheduler.class);
+                jobs.scheduleRecurring(org.neo4j.scheduler.Group.INDEX_CLEANUP,
+                        () -> sweep(dbms, created), SWEEP_SECONDS, SWEEP_SECONDS,
+                        java.util.concurrent.TimeUnit.SECONDS);
+            } catch (RuntimeException | LinkageError e) {
+                // no scheduler: the next kgdb call on a database frees its dropped copies
+            }
+            SERVERS.put(dbms, created);
+            return created;
+        }
+    }
+
+    /** Frees the copies of {@code server} whose index is gone (dropped, or its database). */
+    private static void sweep(DatabaseManagementService dbms, Server server) {
+        java.util.Set<String> names = new java.util.HashSet<>();
+        for (String key : server.copies.keySet()) names.add(key.substring(0, key.indexOf('\u0000')));
+        for (String name : names) {
+            try {
+                GraphDatabaseService db = dbms.database(name);
+                try (Transaction tx = db.beginTx()) {
+                    forgetDropped(server, name, tx);
+                }
+            } catch (org.neo4j.dbms.api.DatabaseNotFoundException e) {
+                String prefix = name + "\u0000";
+                server.copies.keySet().removeIf(k -> k.startsWith(prefix));
+            } catch (RuntimeException e) {
+                // stopped or shutting down: the next sweep or call
+            }
+        }
     }
 
     /**
@@ -318,12 +360,23 @@ final class VectorMatrix {
     /** What {@link #ownWrites} returns when it cannot tell: the caller scans every node. */
     static final long[] EVERYTHING = new long[0];
 
-    /** Frees the copies of this database's indexes that are not among {@code live} (node vector
-     * indexes that exist now): a dropped index's copy is gone with the next kgdb call. */
-    static void forgetDropped(GraphDatabaseService db, Set<String> live) {
+    /** Frees the copies of {@code db}'s indexes that {@code tx} no longer sees (dropped). */
+    static void forgetDropped(GraphDatabaseService db, Transaction tx) {
         Server server = server(db);
-        if (server == null) return;
-        String prefix = db.databaseName() + "\u0000";
+        if (server != null) forgetDropped(server, db.databaseName(), tx);
+    }
+
+    private static void forgetDropped(Server server, String name, Transaction tx) {
+        String prefix = name + "\u0000";
+        boolean any = false;
+        for (String key : server.copies.keySet()) any |= key.startsWith(prefix);
+        if (!any) return;
+        Set<String> live = new java.util.HashSet<>();
+        for (org.neo4j.graphdb.schema.IndexDefinition d : tx.schema().getIndexes()) {
+            if (d.getIndexType() == org.neo4j.graphdb.schema.IndexType.VECTOR && !d.isRelationshipIndex()) {
+                live.add(d.getName());
+            }
+        }
         server.copies.keySet().removeIf(k -> k.startsWith(prefix)
                 && !live.contains(k.substring(prefix.length())));
     }
