@@ -55,11 +55,13 @@ import org.neo4j.kernel.internal.GraphDatabaseAPI;
  * MiniLM's float32 outputs as doubles: the copy holds them exactly, and the double arithmetic
  * over them is the same), else from the vector read from the store. A vector is any list of
  * {@code dim} finite numbers (floats, or integers as Cypher stores {@code [1, 2, 3]}). The copy
- * is of committed data; a search in a transaction that has written leaves out the rows of the
- * nodes it touched and reads those nodes as the transaction sees them ({@link #ownWrites}).
- * Not used (the caller falls back to the index) when the matrix would exceed a quarter of the
- * heap, or when the server does not expose its management service. A dropped index's copy is
- * freed by the next kgdb call on that database ({@link #forgetDropped}).
+ * is of committed data; a search in a transaction that has written to the label or the
+ * property leaves out the rows of the nodes it touched and reads those nodes as the
+ * transaction sees them ({@link #ownWrites}). Copies and change logs are kept per server
+ * ({@link #SERVERS}). Not used (the caller falls back to the index) when the matrix would
+ * exceed a quarter of the heap, or when the server does not expose its management service. A
+ * dropped index's copy is freed within {@link #SWEEP_SECONDS} by a job on the server's
+ * scheduler ({@link #sweep}), or at once by kgdb.vectorIndexes() ({@link #forgetDropped}).
  */
 final class VectorMatrix {
     /** Screened squared distances within this relative margin of the k-th are recomputed. */
