@@ -7,9 +7,11 @@ import java.util.Map;
 import java.util.stream.Stream;
 import org.neo4j.graphdb.Entity;
 import org.neo4j.graphdb.GraphDatabaseService;
+import org.neo4j.graphdb.Label;
 import org.neo4j.graphdb.Node;
 import org.neo4j.graphdb.NotFoundException;
 import org.neo4j.graphdb.Relationship;
+import org.neo4j.graphdb.ResourceIterator;
 import org.neo4j.graphdb.Result;
 import org.neo4j.graphdb.Transaction;
 import org.neo4j.graphdb.schema.IndexDefinition;
@@ -138,6 +140,7 @@ public class Nearest {
             + "search's screen time, rows its second stage bounded (lastScreened), rows visited "
             + "(lastCandidates) and re-ranked from the store; writes patched in since the build.")
     public Stream<IndexState> vectorIndexes() {
+        forgetDropped();
         List<IndexState> out = new ArrayList<>();
         for (IndexDefinition definition : tx.schema().getIndexes()) {
             if (definition.getIndexType() != IndexType.VECTOR || definition.isRelationshipIndex()) continue;
@@ -204,7 +207,10 @@ public class Nearest {
     /**
      * The exact k nearest nodes from the in-memory matrix ({@link VectorMatrix}), or null where
      * it cannot be used (the caller asks the index). Exact distances come from the copy where it
-     * holds the stored values exactly, else from the store.
+     * holds the stored values exactly, else from the store. The copy is of committed data: where
+     * this transaction has written, the rows of the nodes it touched are left out and those
+     * nodes are read as it sees them (created, changed, deleted, relabelled), so the answer is
+     * a brute-force scan's of the data this transaction sees.
      */
     @SuppressWarnings("deprecation")
     private <T extends Entity> List<Hit<T>> exactNodes(String proc, IndexDefinition definition,
@@ -213,22 +219,83 @@ public class Nearest {
         Object dims = definition.getIndexConfiguration().get(IndexSetting.vector_Dimensions());
         if (!(dims instanceof Number d) || d.intValue() != query.length) return null;
         String label = definition.getLabels().iterator().next().name();
-        VectorMatrix matrix = VectorMatrix.of(db, tx, definition.getName(), label, prop, query.length);
+        long[] own = VectorMatrix.ownWrites(tx, label, prop);
+        if (own == VectorMatrix.EVERYTHING) return scanNodes(label, prop, query, k, kind);
+        VectorMatrix matrix = VectorMatrix.of(db, tx, own, definition.getName(), label, prop,
+                query.length);
         if (matrix == null) return null;
+        long[] touched = own == null ? new long[0] : own;
         List<Hit<T>> hits = new ArrayList<>();
         try {
-            for (VectorMatrix.Hit hit : matrix.nearest(query, (int) k, id -> {
+            // the k nearest rows the transaction has not touched are among the k + touched
+            // nearest rows of the copy (ties at the k-th included)
+            int fetch = (int) Math.min(Integer.MAX_VALUE - 1, k + touched.length);
+            for (VectorMatrix.Hit hit : matrix.nearest(query, fetch, id -> {
+                if (java.util.Arrays.binarySearch(touched, id) >= 0) {
+                    return Double.POSITIVE_INFINITY;  // left out below (maybe deleted here)
+                }
                 Object stored = tx.getNodeById(id).getProperty(prop, null);
                 double[] values = Vectors.of(stored, proc + ": stored " + prop);
                 Vectors.sameSize(values, query, proc);
                 return Vectors.l2(values, query);
             })) {
+                if (java.util.Arrays.binarySearch(touched, hit.nodeId()) >= 0) continue;
                 hits.add(new Hit<>(kind.cast(tx.getNodeById(hit.nodeId())), hit.distance()));
             }
         } catch (NotFoundException | IllegalArgumentException e) {
             return null;  // a node deleted or changed by a commit racing this search: the index
         }
-        return hits;
+        Label wanted = Label.label(label);
+        for (long id : touched) {
+            Node node;
+            try {
+                node = tx.getNodeById(id);
+            } catch (NotFoundException e) {
+                continue;  // deleted by this transaction
+            }
+            Double distance = distance(node, wanted, prop, query);
+            if (distance != null) hits.add(new Hit<>(kind.cast(node), distance));
+        }
+        return nearestOf(hits, k);
+    }
+
+    /** Every node of the label, read as this transaction sees it: where its own writes cannot
+     * be told apart (the kernel's state is not readable), exact by brute force. */
+    private <T extends Entity> List<Hit<T>> scanNodes(String label, String prop, double[] query,
+                                                      long k, Class<T> kind) {
+        Label wanted = Label.label(label);
+        List<Hit<T>> hits = new ArrayList<>();
+        try (ResourceIterator<Node> nodes = tx.findNodes(wanted)) {
+            while (nodes.hasNext()) {
+                Node node = nodes.next();
+                Double distance = distance(node, wanted, prop, query);
+                if (distance != null) hits.add(new Hit<>(kind.cast(node), distance));
+            }
+        }
+        return nearestOf(hits, k);
+    }
+
+    /** The exact distance of a node the copy would hold (the label and a vector of the query's
+     * size), else null. */
+    private static Double distance(Node node, Label label, String prop, double[] query) {
+        if (!node.hasLabel(label)) return null;
+        Object stored = node.getProperty(prop, null);
+        float[] row = new float[query.length];
+        if (!VectorMatrix.toRow(stored, row)) return null;
+        return Vectors.l2(Vectors.of(stored, "stored " + prop), query);
+    }
+
+    /** The k nearest hits and any tied with the k-th, closest first. */
+    private static <T extends Entity> List<Hit<T>> nearestOf(List<Hit<T>> hits, long k) {
+        hits.sort(Comparator.comparingDouble(Hit::distance));
+        int end = (int) Math.min(k, hits.size());
+        while (end > 0 && end < hits.size() && hits.get(end).distance() == hits.get(end - 1).distance()) end++;
+        return hits.subList(0, end);
+    }
+
+    /** Frees the in-memory copies of node vector indexes dropped since ({@link VectorMatrix}). */
+    private void forgetDropped() {
+        VectorMatrix.forgetDropped(db, tx);
     }
 
     private IndexDefinition vectorIndex(String proc, String index, boolean relationships) {

@@ -53,9 +53,15 @@ import org.neo4j.kernel.internal.GraphDatabaseAPI;
  * a safe margin of the k-th, and the k nearest are returned with any rows tied at the k-th.
  * The exact distance comes from the copy where the stored values are floats (kgdb stores
  * MiniLM's float32 outputs as doubles: the copy holds them exactly, and the double arithmetic
- * over them is the same), else from the vector read from the store. Not used (the caller falls back to the index) when the matrix would exceed a
- * quarter of the heap, when the transaction has uncommitted writes of its own, or when the
- * server does not expose its management service.
+ * over them is the same), else from the vector read from the store. A vector is any list of
+ * {@code dim} finite numbers (floats, or integers as Cypher stores {@code [1, 2, 3]}). The copy
+ * is of committed data; a search in a transaction that has written to the label or the
+ * property leaves out the rows of the nodes it touched and reads those nodes as the
+ * transaction sees them ({@link #ownWrites}). Copies and change logs are kept per server
+ * ({@link #SERVERS}). Not used (the caller falls back to the index) when the matrix would
+ * exceed a quarter of the heap, or when the server does not expose its management service. A
+ * dropped index's copy is freed within {@link #SWEEP_SECONDS} by a job on the server's
+ * scheduler ({@link #sweep}), or at once by kgdb.vectorIndexes() ({@link #forgetDropped}).
  */
 final class VectorMatrix {
     /** Screened squared distances within this relative margin of the k-th are recomputed. */
@@ -89,8 +95,13 @@ final class VectorMatrix {
      * older than the log is rebuilt). */
     static final int LOG_IDS = 1 << 20;
 
-    private static final Map<String, VectorMatrix> CACHE = new ConcurrentHashMap<>();
-    private static final Map<String, Changes> CHANGES = new ConcurrentHashMap<>();
+    /** Each server's copies and change logs, by its management service (one per JVM in a
+     * server; several in one JVM under the test harness, each with its own "neo4j": keyed by
+     * name alone, a second server would share the first's copies and log, and its writes,
+     * logged by a listener registered only on the first, would leave its copies stale). Weak:
+     * a closed server's copies go with it. */
+    private static final Map<DatabaseManagementService, Server> SERVERS =
+            java.util.Collections.synchronizedMap(new java.util.WeakHashMap<>());
     private static final Set<String> WATCHED_KEYS = ConcurrentHashMap.newKeySet();
     private static final Set<String> WATCHED_LABELS = ConcurrentHashMap.newKeySet();
 
@@ -176,33 +187,128 @@ final class VectorMatrix {
 
     /** The state of one index's matrix for kgdb.vectorIndexState: null if never built. */
     static VectorMatrix cached(GraphDatabaseService db, String index) {
-        return CACHE.get(db.databaseName() + "\u0000" + index);
+        Server server = server(db);
+        return server == null ? null : server.copies.get(db.databaseName() + "\u0000" + index);
     }
 
     static boolean current(GraphDatabaseService db, VectorMatrix m) {
-        Changes changes = CHANGES.get(db.databaseName());
+        Server server = server(db);
+        Changes changes = server == null ? null : server.changes.get(db.databaseName());
         return changes != null && m.version == changes.version.get();
+    }
+
+    /** Seconds between two sweeps of a server's copies for dropped indexes ({@link #sweep}). */
+    static final long SWEEP_SECONDS = 5;
+
+    /** One server's copies (by database name and index name) and change logs (by database). */
+    private static final class Server {
+        final Map<String, VectorMatrix> copies = new ConcurrentHashMap<>();
+        final Map<String, Changes> changes = new ConcurrentHashMap<>();
+    }
+
+    /** The server {@code db} belongs to, or null where it does not expose its management
+     * service (then there is no copy: searches use the index). A new one is swept for the
+     * copies of dropped indexes every {@link #SWEEP_SECONDS} on the server's job scheduler
+     * (the job ends with the server). */
+    private static Server server(GraphDatabaseService db) {
+        DatabaseManagementService dbms;
+        DependencyResolver resolver;
+        try {
+            resolver = ((GraphDatabaseAPI) db).getDependencyResolver();
+            dbms = resolver.resolveDependency(DatabaseManagementService.class);
+        } catch (RuntimeException | LinkageError e) {
+            return null;
+        }
+        Server server = SERVERS.get(dbms);
+        if (server != null) return server;
+        synchronized (SERVERS) {
+            server = SERVERS.get(dbms);
+            if (server != null) return server;
+            Server created = new Server();
+            try {
+                org.neo4j.scheduler.JobScheduler jobs = resolver.resolveDependency(
+                        org.neo4j.scheduler.JobScheduler.class);
+                jobs.scheduleRecurring(org.neo4j.scheduler.Group.INDEX_CLEANUP,
+                        () -> sweep(dbms, created), SWEEP_SECONDS, SWEEP_SECONDS,
+                        java.util.concurrent.TimeUnit.SECONDS);
+            } catch (RuntimeException | LinkageError e) {
+                // no scheduler: the next kgdb call on a database frees its dropped copies
+            }
+            SERVERS.put(dbms, created);
+            return created;
+        }
+    }
+
+    /** Frees the copies of {@code server} whose index is gone (dropped, or its database). */
+    private static void sweep(DatabaseManagementService dbms, Server server) {
+        java.util.Set<String> names = new java.util.HashSet<>();
+        for (String key : server.copies.keySet()) names.add(key.substring(0, key.indexOf('\u0000')));
+        for (String name : names) {
+            try {
+                GraphDatabaseService db = dbms.database(name);
+                try (Transaction tx = db.beginTx()) {
+                    forgetDropped(server, name, tx);
+                }
+            } catch (org.neo4j.dbms.api.DatabaseNotFoundException e) {
+                String prefix = name + "\u0000";
+                server.copies.keySet().removeIf(k -> k.startsWith(prefix));
+            } catch (RuntimeException e) {
+                // stopped or shutting down: the next sweep or call
+            }
+        }
     }
 
     /**
      * The current matrix of {@code index} (a node vector index on {@code label}.{@code prop}
-     * of {@code dim} dimensions), built if stale, or null where it cannot be used.
+     * of {@code dim} dimensions), built if stale, or null where it cannot be used. The matrix
+     * holds committed data: where {@code tx} has written to the label or the property ({@code
+     * own}: {@link #ownWrites}, not null), a stale
+     * one is built or patched in a transaction of its own (on another thread), and the caller
+     * adds the nodes {@code tx} touched ({@link #ownWrites}).
      */
-    static VectorMatrix of(GraphDatabaseService db, Transaction tx, String index, String label,
-                           String prop, int dim) {
-        if (hasOwnWrites(tx)) return null;
-        Changes changes = listening(db, label, prop);
-        if (changes == null) return null;
+    static VectorMatrix of(GraphDatabaseService db, Transaction tx, long[] own, String index,
+                           String label, String prop, int dim) {
+        Server server = server(db);
+        if (server == null) return null;
+        Changes changes = listening(server, db, label, prop);
         String key = db.databaseName() + "\u0000" + index;
-        VectorMatrix m = CACHE.get(key);
+        VectorMatrix m = server.copies.get(key);
         long now = changes.version.get();
         if (m != null && m.version == now && m.label.equals(label) && m.property.equals(prop)
                 && m.dim == dim) {
             return m.unusable == null ? m : null;
         }
-        synchronized (CACHE) {
-            m = CACHE.get(key);
-            now = changes.version.get();
+        if (own == null) {
+            m = refresh(server, tx, changes, key, label, prop, dim);
+        } else {
+            java.util.concurrent.FutureTask<VectorMatrix> task = new java.util.concurrent.FutureTask<>(() -> {
+                try (Transaction committed = db.beginTx()) {
+                    return refresh(server, committed, changes, key, label, prop, dim);
+                }
+            });
+            Thread worker = new Thread(task, "kgdb-vector-matrix");
+            worker.setDaemon(true);
+            worker.start();
+            try {
+                m = task.get();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return null;
+            } catch (java.util.concurrent.ExecutionException e) {
+                if (e.getCause() instanceof RuntimeException r) throw r;
+                throw new IllegalStateException("kgdb: the vector copy could not be built", e.getCause());
+            }
+        }
+        return m.unusable == null ? m : null;
+    }
+
+    /** The matrix of {@code key} brought to the change log's version, read through {@code tx}
+     * (which has not written to the label or the property: it sees their committed data). */
+    private static VectorMatrix refresh(Server server, Transaction tx, Changes changes, String key,
+                                        String label, String prop, int dim) {
+        synchronized (server) {
+            VectorMatrix m = server.copies.get(key);
+            long now = changes.version.get();
             boolean same = m != null && m.label.equals(label) && m.property.equals(prop)
                     && m.dim == dim;
             if (!same || m.version != now) {
@@ -210,41 +316,94 @@ final class VectorMatrix {
                         ? changes.since(m.version, now) : null;
                 VectorMatrix patched = touched == null ? null : m.patched(tx, touched, now);
                 m = patched != null ? patched : build(tx, label, prop, dim, now);
-                CACHE.put(key, m);
+                server.copies.put(key, m);
             }
+            return m;
         }
-        return m.unusable == null ? m : null;
     }
 
-    private static boolean hasOwnWrites(Transaction tx) {
+    /**
+     * The nodes whose row in the copy may not be what {@code tx} sees, ascending: those it has
+     * deleted, given or taken {@code label} (created nodes of the label among them), or whose
+     * {@code prop} it has set or removed, and not yet committed; null when there are none (its
+     * other writes, to other labels, properties or relationships, leave the copy as it sees
+     * it). The kernel's transaction state is not public API (Neo4j 5.26's TxStateHolder): if
+     * it cannot be read, {@link #EVERYTHING} (the caller scans every node in {@code tx}).
+     */
+    static long[] ownWrites(Transaction tx, String label, String prop) {
         try {
-            Object ktx = ((InternalTransaction) tx).kernelTransaction();
-            return !(ktx instanceof TxStateHolder h) || h.hasTxStateWithChanges();
+            org.neo4j.kernel.api.KernelTransaction ktx = ((InternalTransaction) tx).kernelTransaction();
+            if (!(ktx instanceof TxStateHolder h)) return EVERYTHING;
+            if (!h.hasTxStateWithChanges()) return null;
+            org.neo4j.kernel.api.txstate.TransactionState state = h.txState();
+            int labelId = ktx.tokenRead().nodeLabel(label);
+            int keyId = ktx.tokenRead().propertyKey(prop);
+            org.eclipse.collections.api.set.primitive.MutableLongSet ids =
+                    new org.eclipse.collections.impl.set.mutable.primitive.LongHashSet();
+            ids.addAll(state.addedAndRemovedNodes().getRemoved());
+            if (labelId >= 0) {
+                org.neo4j.collection.diffset.LongDiffSets relabelled = state.nodesWithLabelChanged(labelId);
+                ids.addAll(relabelled.getAdded());
+                ids.addAll(relabelled.getRemoved());
+            }
+            if (keyId >= 0) {
+                for (org.neo4j.storageengine.api.txstate.NodeState node : state.modifiedNodes()) {
+                    if (node.isPropertyAdded(keyId) || node.isPropertyChangedOrRemoved(keyId)) {
+                        ids.add(node.getId());
+                    }
+                }
+            }
+            return ids.isEmpty() ? null : ids.toSortedArray();
         } catch (RuntimeException | LinkageError e) {
-            return true;
+            return EVERYTHING;
         }
+    }
+
+    /** What {@link #ownWrites} returns when it cannot tell: the caller scans every node. */
+    static final long[] EVERYTHING = new long[0];
+
+    /** Frees the copies of {@code db}'s indexes that {@code tx} no longer sees (dropped). */
+    static void forgetDropped(GraphDatabaseService db, Transaction tx) {
+        Server server = server(db);
+        if (server != null) forgetDropped(server, db.databaseName(), tx);
+    }
+
+    private static void forgetDropped(Server server, String name, Transaction tx) {
+        String prefix = name + "\u0000";
+        boolean any = false;
+        for (String key : server.copies.keySet()) any |= key.startsWith(prefix);
+        if (!any) return;
+        Set<String> live = new java.util.HashSet<>();
+        for (org.neo4j.graphdb.schema.IndexDefinition d : tx.schema().getIndexes()) {
+            if (d.getIndexType() == org.neo4j.graphdb.schema.IndexType.VECTOR && !d.isRelationshipIndex()) {
+                live.add(d.getName());
+            }
+        }
+        server.copies.keySet().removeIf(k -> k.startsWith(prefix)
+                && !live.contains(k.substring(prefix.length())));
+    }
+
+    /** How many copies this database's server keeps (all its databases): for the tests. */
+    static int kept(GraphDatabaseService db) {
+        Server server = server(db);
+        return server == null ? 0 : server.copies.size();
     }
 
     /** The database's change log, with the listener that writes it registered. */
-    private static Changes listening(GraphDatabaseService db, String label, String prop) {
+    private static Changes listening(Server server, GraphDatabaseService db, String label, String prop) {
         WATCHED_KEYS.add(prop);
         WATCHED_LABELS.add(label);
         String name = db.databaseName();
-        Changes changes = CHANGES.get(name);
+        Changes changes = server.changes.get(name);
         if (changes != null) return changes;
-        synchronized (CHANGES) {
-            changes = CHANGES.get(name);
+        synchronized (server.changes) {
+            changes = server.changes.get(name);
             if (changes != null) return changes;
-            DatabaseManagementService dbms;
-            try {
-                DependencyResolver resolver = ((GraphDatabaseAPI) db).getDependencyResolver();
-                dbms = resolver.resolveDependency(DatabaseManagementService.class);
-            } catch (RuntimeException | LinkageError e) {
-                return null;
-            }
+            DatabaseManagementService dbms =
+                    ((GraphDatabaseAPI) db).getDependencyResolver().resolveDependency(DatabaseManagementService.class);
             Changes created = new Changes();
             dbms.registerTransactionEventListener(name, new Listener(created));
-            CHANGES.put(name, created);
+            server.changes.put(name, created);
             return created;
         }
     }
@@ -631,11 +790,19 @@ final class VectorMatrix {
     }
 
     /** The stored vector as floats into {@code row}: false unless it has row.length finite values. */
-    private static boolean toRow(Object value, float[] row) {
+    static boolean toRow(Object value, float[] row) {
         if (value instanceof float[] f && f.length == row.length) {
             System.arraycopy(f, 0, row, 0, row.length);
         } else if (value instanceof double[] d && d.length == row.length) {
             for (int i = 0; i < row.length; i++) row[i] = (float) d[i];
+        } else if (value instanceof long[] l && l.length == row.length) {  // [1, 2, 3] in Cypher
+            for (int i = 0; i < row.length; i++) row[i] = (float) l[i];
+        } else if (value instanceof int[] l && l.length == row.length) {
+            for (int i = 0; i < row.length; i++) row[i] = (float) l[i];
+        } else if (value instanceof short[] l && l.length == row.length) {
+            for (int i = 0; i < row.length; i++) row[i] = l[i];
+        } else if (value instanceof byte[] l && l.length == row.length) {
+            for (int i = 0; i < row.length; i++) row[i] = l[i];
         } else {
             return false;
         }
@@ -650,6 +817,14 @@ final class VectorMatrix {
         if (stored instanceof double[] d) {
             for (int i = 0; i < row.length; i++) {
                 if (row[i] != d[i]) return false;
+            }
+        } else if (stored instanceof long[] l) {
+            for (int i = 0; i < row.length; i++) {
+                if ((long) row[i] != l[i] || Math.abs(l[i]) > (1L << 53)) return false;
+            }
+        } else if (stored instanceof int[] l) {
+            for (int i = 0; i < row.length; i++) {
+                if ((int) row[i] != l[i]) return false;
             }
         }
         return true;
