@@ -41,7 +41,8 @@ def schema_apply(ctx: Context, file: Path, as_json: bool) -> None:
 @json_option
 @pass_context
 def schema_reindex(ctx: Context, as_json: bool) -> None:
-    """Rebuild the vector indexes (after many updates of embedded nodes on FalkorDB)."""
+    """Rebuild the vector indexes (after many updates of embedded nodes on FalkorDB; on
+    Neo4j after a load in many batches: fewer Lucene segments to search)."""
     from kgdb.schema.apply import rebuild_vector_indexes
 
     rebuilt = rebuild_vector_indexes(ctx.store)

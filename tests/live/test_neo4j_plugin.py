@@ -225,6 +225,59 @@ def test_without_the_plugin_retrieval_runs_on_cypher_and_says_so(plugin_store, e
     assert set(PREDICATES) >= {t[1] for s in native.subgraphs for t in s.triples}
 
 
+def _profile(store: Neo4jStore, statement: Statement) -> list[dict]:
+    """Every operator of ``statement``'s PROFILE plan: its name, db hits and rows."""
+    with store._driver.session(database=store.database) as session:
+        plan = session.run("PROFILE " + statement.text, statement.params).consume().profile
+    found, todo = [], [plan]
+    while todo:
+        op = todo.pop()
+        # a ProcedureCall has no dbHits or rows of its own
+        found.append({"operator": op["operatorType"].split("@")[0],
+                      "db_hits": op.get("dbHits"), "rows": op.get("rows")})
+        todo += op.get("children", [])
+    return found
+
+
+def test_plain_cypher_candidates_come_from_the_index_each_vector_read_once(neo4j_store,
+                                                                           embedder):
+    """Neo4j without the plugin (Aura, managed servers) finds a pattern's candidates through
+    the vector indexes, no label scan, and reads each proposed node's vector once: a
+    property access inside reduce() read the whole list once per dimension, and a MetaQA
+    question took 1.0-1.5 s on plain Cypher, nearly all of it this statement (issue 38)."""
+    graph = build_graph(neo4j_store, embedder, _movie_graph())
+    plain = Neo4jStore(neo4j_store.uri, neo4j_store.username, neo4j_store.password, None,
+                       native=False)
+    try:
+        assert type(plain.dialect) is Neo4jDialect
+        pattern = pattern_from_triples([("Heat", "directed by", "UNKNOWN director 1"),
+                                        ("Heat", "starred", "UNKNOWN actor 1")])
+        result = search(plain, embedder, pattern, k=3)
+        assert result.paths == {"vector": "cypher", "match": "cypher"}
+        candidates = [s for s in result.statements if "db.index.vector.queryNodes" in s.text]
+        assert len(candidates) == 1
+        plan = _profile(plain, candidates[0])
+    finally:
+        plain.close()
+    names = {op["operator"] for op in plan}
+    assert "ProcedureCall" in names
+    assert not names & {"AllNodesScan", "NodeByLabelScan", "NodeIndexScan"}, names
+    # each operator reads a property or two per row (the vector, a key), never one per
+    # dimension (384 per row before); every entity was proposed (fewer than the beam)
+    assert max(op["rows"] or 0 for op in plan) >= len(graph.vectors)
+    assert sum(op["db_hits"] or 0 for op in plan) > 0
+    for op in plan:
+        assert (op["db_hits"] or 0) <= 2 * max(op["rows"] or 0, 1), op
+    # and the same exact distances as numpy's over the stored vectors
+    want = {i: float(np.linalg.norm(np.asarray(v, np.float64)
+                                    - np.asarray(embedder.embed(["Heat"])[0], np.float64)))
+            for i, v in graph.vectors.items()}
+    got = result.candidates["node:Heat"]
+    assert [c.id for c in got] == sorted(want, key=lambda i: (want[i], i))[:len(got)]
+    for c in got:
+        assert math.isclose(c.distance, want[c.id], rel_tol=1e-12)
+
+
 def test_local_neo4j_places_the_plugin_unless_told_not_to(tmp_path, monkeypatch):
     """kgdb neo4j start copies the built jar into the server's plugins/ (a copy: pruning the
     build cache never takes it from a server; KGDB_NEO4J_PLUGIN=0: not); `kgdb neo4j plugin`

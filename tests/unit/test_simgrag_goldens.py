@@ -7,9 +7,14 @@ review the diff."""
 
 from __future__ import annotations
 
+import re
+
+import pytest
+
 from kgdb.cypher import link as cl
 from kgdb.cypher import simgrag as cy
 from kgdb.dialects import Dialect, FalkorDBDialect, Neo4jDialect
+from kgdb.dialects.neo4j import Neo4jNativeDialect
 from kgdb.dsl.pattern import pattern_from_triples
 from kgdb.ir import (
     Candidate,
@@ -198,7 +203,48 @@ def test_pruned_match_has_a_ranked_and_an_unordered_text() -> None:
 
 
 def test_exact_l2_per_dialect() -> None:
-    assert "reduce(" in Neo4jDialect().exact_l2_distance("node.embedding", "q.vector")
-    assert "reduce(" in Neo4jDialect().exact_l2_prepared("node.embedding", "qv")
+    assert "reduce(" in Neo4jDialect().exact_l2_distance("stored", "$vector")
+    assert Neo4jDialect().exact_l2_prepared("stored", "qv") == (
+        "sqrt(reduce(acc = 0.0, i IN range(0, size(qv) - 1) | acc + (stored[i] - qv[i]) ^ 2))")
+    # a property access inside reduce() is read from the store once per element
+    for stored, query in (("node.embedding", "qv"), ("stored", "q.vector"),
+                          ("node.`embedding`", "$q")):
+        with pytest.raises(ValueError, match="variable or a parameter"):
+            Neo4jDialect().exact_l2_prepared(stored, query)
     assert FalkorDBDialect().exact_l2_distance("node.embedding", "q.vector") == \
         "vec.euclideanDistance(node.embedding, vecf32(q.vector))"
+
+
+def _reduce_bodies(text: str) -> list[str]:
+    """The text inside each ``reduce( ... )`` of ``text`` (parentheses balanced)."""
+    bodies = []
+    for m in re.finditer(r"reduce\(", text):
+        depth, i = 1, m.end()
+        while depth:
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        bodies.append(text[m.end():i - 1])
+    return bodies
+
+
+def test_plain_neo4j_candidates_ask_the_index_and_reduce_over_variables() -> None:
+    """The plain Neo4j dialect's candidate search (no plugin: Aura, managed servers) proposes
+    through the vector index, reads each proposal's vector once (a variable) and re-ranks it
+    exactly; no label scan, and no property read inside reduce() (which reads the whole list
+    once per dimension: a MetaQA question took 1.0-1.5 s on plain Cypher, issue 38)."""
+    d = Neo4jDialect()
+    searches = [cl.VectorSearch("Entity", "id", "name", 16, ([0.25, 0.5],)),
+                cl.VectorSearch("RelationType", "name", "name", 16, ([0.25, 0.5],)),
+                cl.VectorSearch("EntityType", "name", "name", 4, ([0.25, 0.5],))]
+    text = cl.vector_candidates(d, searches, with_labels=True).text
+    assert text.count("CALL db.index.vector.queryNodes(") == 3
+    assert "MATCH" not in text  # every node comes from an index proposal
+    assert text.count("WITH node, node.`embedding` AS stored, qv AS query\n") == 3
+    bodies = _reduce_bodies(text)
+    assert len(bodies) == 3
+    for body in bodies:
+        assert "." not in body.replace("0.0", ""), body  # no property or map access
+        assert "stored[i]" in body and "query[i]" in body
+    # the native dialect keeps its own call, the plain one reduce(): the same bits
+    assert "reduce(" not in Neo4jNativeDialect().nearest_top("Entity", "embedding", "$k",
+                                                             "$v", "$v")
