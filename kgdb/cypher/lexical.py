@@ -1,5 +1,5 @@
 """Statements of lexical retrieval: the chunks' title property the full-text index reads
-beside their text, and the search itself (kgdb/retrieve/lexical.py).
+beside their text, and the search itself (kgdb/retrieve/keyword.py).
 
 The graph it reads and writes::
 
@@ -41,7 +41,7 @@ def count_chunks() -> Statement:
 
 def lexical_chunks(d: Dialect, terms: Sequence[str], k: int) -> Statement:
     """The ``k`` chunks the lexical index scores best for any of ``terms`` (words from
-    :func:`kgdb.retrieve.lexical.query_terms`; the query text is a parameter): rows ``node``
+    :func:`kgdb.retrieve.keyword.query_terms`; the query text is a parameter): rows ``node``
     (the internal id, for ``ppr``'s seeds), ``chunk, document, text, score``, best first,
     ties by id."""
     return Statement(

@@ -24,7 +24,7 @@ from kgdb.engine import GraphStore
 from kgdb.errors import KgdbError, LoadError
 from kgdb.ir import Pattern
 from kgdb.measure import summary
-from kgdb.retrieve.simgrag import Retrieval, search
+from kgdb.retrieve.pattern_search import Retrieval, search
 
 RELATION_PHRASES = {
     "director": "directed by",
@@ -143,7 +143,7 @@ class Outcome:
     timings_ms: dict[str, float]
     topic_candidates: list[tuple[str, float]] = field(default_factory=list)
     paths: dict[str, str] = field(default_factory=dict)
-    """What ran each phase (:attr:`kgdb.retrieve.simgrag.Retrieval.paths`)."""
+    """What ran each phase (:attr:`kgdb.retrieve.pattern_search.Retrieval.paths`)."""
 
 
 def evaluate_question(store: GraphStore, embedder: Embedder, question: Question, *,

@@ -63,7 +63,7 @@ from kgdb.link.gazetteer import NameIndex
 from kgdb.link.ppr_options import GraphOptions, options_of
 from kgdb.llm import ChatClient
 from kgdb.retrieve.evidence import Evidence, Json, Passage, documents_of
-from kgdb.retrieve.lexical import lexical_ready, lexical_rows, min_max, missing_index
+from kgdb.retrieve.keyword import lexical_ready, lexical_rows, min_max, missing_index
 from kgdb.retrieve.pagerank import DAMPING
 from kgdb.retrieve.solver import PassageOptions, Solver, SolverOptions
 

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from kgdb.cli import cli
 from kgdb.documents.fulltext import build_fulltext
 from kgdb.documents.pipeline import DocumentOptions, load_documents
-from kgdb.retrieve.chunks import HybridOptions, HybridSolver
-from kgdb.retrieve.lexical import KeywordOptions, KeywordSolver, LexicalError, lexical_rows, query_terms
+from kgdb.retrieve.hybrid import HybridOptions, HybridSolver
+from kgdb.retrieve.keyword import KeywordOptions, KeywordSolver, LexicalError, lexical_rows, query_terms
 
 RECORDS = [
     {"id": "curie", "title": "Marie Curie", "text": "She studied radioactivity in Paris."},

@@ -36,7 +36,7 @@ RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 
 
 def unit_of(module: str) -> str:
-    """``kgdb.cypher.simgrag`` -> ``cypher``; ``kgdb.errors`` -> ``errors``."""
+    """``kgdb.cypher.pattern`` -> ``cypher``; ``kgdb.errors`` -> ``errors``."""
     return module.split(".")[1]
 
 

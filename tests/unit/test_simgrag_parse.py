@@ -8,7 +8,7 @@ from kgdb.dsl.pattern import parse_unknown, pattern_from_triples, pattern_triple
 from kgdb.ir import PatternError
 from kgdb.llm import OutputParseError
 from kgdb.retrieve.metaqa import Question, answer_matches, answer_var, oracle_pattern
-from kgdb.retrieve.simgrag_llm import (
+from kgdb.retrieve.pattern_llm import (
     answer_prompt,
     load_examples,
     parse_pattern,
