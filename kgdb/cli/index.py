@@ -203,7 +203,7 @@ def ppr_command(ctx: Context, synonym_threshold: float, no_gazetteer: bool, no_t
     only new chunks, removes what deleted ones left, and rewrites only the projection's
     blocks that changed."""
     from kgdb.documents.ppr_graph import build_graph
-    from kgdb.link.ppr_options import GraphOptions
+    from kgdb.stored.ppr_options import GraphOptions
 
     report = build_graph(ctx.store, ctx.embedder,
                          GraphOptions(synonym_threshold, not no_gazetteer, not no_titles,

@@ -60,12 +60,12 @@ from kgdb.engine.base import GraphStore
 from kgdb.errors import KgdbError
 from kgdb.graph_cache import GraphCache
 from kgdb.link.gazetteer import NameIndex
-from kgdb.link.ppr_options import GraphOptions, options_of
 from kgdb.llm import ChatClient
 from kgdb.retrieve.evidence import Evidence, Json, Passage, documents_of
 from kgdb.retrieve.keyword import lexical_ready, lexical_rows, min_max, missing_index
 from kgdb.retrieve.pagerank import DAMPING
 from kgdb.retrieve.solver import PassageOptions, Solver, SolverOptions
+from kgdb.stored.ppr_options import GraphOptions, options_of
 
 
 class PprError(KgdbError):

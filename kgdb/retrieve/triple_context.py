@@ -37,13 +37,13 @@ from kgdb.embed import Embedder
 from kgdb.engine import GraphStore
 from kgdb.errors import KgdbError
 from kgdb.link.names import verbalise
-from kgdb.link.triples import indexed_types
 from kgdb.llm import ChatClient
 from kgdb.llm.client import OutputParseError
 from kgdb.llm.replies import clean_reply
 from kgdb.retrieve.evidence import Evidence, Fact, Json, Passage, documents_of, unique_facts
 from kgdb.retrieve.passages import nearest_passages
 from kgdb.retrieve.solver import PassageOptions, Solver, SolverOptions
+from kgdb.stored.triples import indexed_types
 
 FILTER_PROMPT = """\
 You are a grader assessing relevance of a list of retrieved passages to a user question. \
