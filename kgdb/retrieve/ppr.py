@@ -291,7 +291,7 @@ def _pagerank(store: GraphStore, seeds: dict[int, float], boost: dict[int, float
     if store.dialect.PROCEDURES == "udf":  # FalkorDB: kgdb's UDF library has kgdb.ppr
         return [dict(r) for r in store.run(cy.udf_ppr_chunks(
             seeds, damping=o.damping, epsilon=o.epsilon, k=o.passages, boost=boost,
-            paths_from=phrases, paths_of=PATHS_OF, d=store.dialect)).records()]
+            paths_from=phrases, paths_of=PATHS_OF, dialect=store.dialect)).records()]
     if store.dialect.PPR is not None and projected:  # kgdb's Neo4j plugin
         return [dict(r) for r in store.run(cy.native_ppr_chunks(
             store.dialect, seeds, damping=o.damping, epsilon=o.epsilon, k=o.passages,
