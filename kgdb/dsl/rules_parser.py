@@ -47,11 +47,12 @@ def rules_parser() -> Lark:
 
 
 def _span(meta: Any) -> Span:
-    return Span(getattr(meta, "line", 0) or 0, getattr(meta, "column", 0) or 0)
+    return Span(getattr(meta, "line", 0) or 0, getattr(meta, "column", 0) or 0,
+                getattr(meta, "start_pos", 0) or 0, getattr(meta, "end_pos", 0) or 0)
 
 
 def _tok_span(tok: Token) -> Span:
-    return Span(tok.line or 0, tok.column or 0)
+    return Span(tok.line or 0, tok.column or 0, tok.start_pos or 0, tok.end_pos or 0)
 
 
 _ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", "'": "'", '"': '"'}

@@ -97,13 +97,13 @@ class _QuestionVectors(Embedder):
 
 
 @dataclass(frozen=True)
-class Question:
+class RetrievalQuestion:
     question: str
     supporting: tuple[str, ...]
     id: str = ""
 
 
-def read_questions(path: Path) -> list[Question]:
+def read_questions(path: Path) -> list[RetrievalQuestion]:
     """JSONL ``{question, supporting: [document ids or titles], id?}``, or MuSiQue's own
     ``questions.json`` (a list whose items have ``paragraphs`` with ``is_supporting``)."""
     try:
@@ -127,19 +127,19 @@ def read_questions(path: Path) -> list[Question]:
         if not isinstance(item, dict) or not isinstance(item.get("question"), str) or \
                 not isinstance(item.get("supporting"), list) or not item["supporting"]:
             raise LoadError(f"{path}:{number}: a question is {{question, supporting: [...]}}")
-        out.append(Question(item["question"], tuple(str(s) for s in item["supporting"]),
+        out.append(RetrievalQuestion(item["question"], tuple(str(s) for s in item["supporting"]),
                             str(item.get("id", number))))
     return out
 
 
-def musique_question(where: str, item: Any) -> Question:
+def musique_question(where: str, item: Any) -> RetrievalQuestion:
     """A MuSiQue question: its supporting paragraphs' titles are the supporting documents."""
     if not isinstance(item, dict) or "paragraphs" not in item or "question" not in item:
         raise LoadError(f"{where}: not a MuSiQue question (question, paragraphs)")
     titles = tuple(dict.fromkeys(p["title"] for p in item["paragraphs"] if p.get("is_supporting")))
     if not titles:
         raise LoadError(f"{where}: the question has no supporting paragraph")
-    return Question(item["question"], titles, str(item.get("id", "")))
+    return RetrievalQuestion(item["question"], titles, str(item.get("id", "")))
 
 
 @dataclass
@@ -165,7 +165,7 @@ def _documents_named(store: GraphStore, names: set[str]) -> dict[str, set[str]]:
     return out
 
 
-def evaluate(store: GraphStore, embedder: Embedder, questions: Sequence[Question], *,
+def evaluate(store: GraphStore, embedder: Embedder, questions: Sequence[RetrievalQuestion], *,
              ks: Sequence[int] = (2, 5, 10), modes: Sequence[Mode] | None = None,
              progress: bool = False) -> RetrievalEval:
     """Recall@k of supporting documents per mode (document ids; a title counts for the

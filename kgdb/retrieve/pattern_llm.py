@@ -325,7 +325,7 @@ def query_to_pattern(client: ChatClient, question: str, examples: Examples, *,
 
 
 @dataclass(frozen=True)
-class Answer:
+class GeneratedAnswer:
     text: str
     verdict: bool | None = None
 
@@ -338,13 +338,13 @@ def answer_messages(question: str, subgraphs: Sequence[VerbalGraph], examples: E
 
 
 def generate_answer(client: ChatClient, question: str, subgraphs: Sequence[VerbalGraph],
-                    examples: Examples, *, verify: bool = False, attempts: int = 3) -> Answer:
+                    examples: Examples, *, verify: bool = False, attempts: int = 3) -> GeneratedAnswer:
     """The paper's verbalised-subgraph generation; with ``verify`` a True/False verdict."""
     messages = answer_messages(question, subgraphs, examples, verify=verify)
     if not verify:
-        return Answer(client.complete(messages).strip())
+        return GeneratedAnswer(client.complete(messages).strip())
 
-    def parse(text: str) -> Answer:
-        return Answer(text.strip(), parse_verdict(text))
+    def parse(text: str) -> GeneratedAnswer:
+        return GeneratedAnswer(text.strip(), parse_verdict(text))
 
     return client.complete_parsed(messages, parse, attempts=attempts, what="verdict")
