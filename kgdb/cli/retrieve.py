@@ -455,8 +455,8 @@ def eval_beam_command(questions_files: tuple[Path, ...], ks: str, beam_width: in
 def _cutoffs(ks: str) -> tuple[int, ...]:
     try:
         cutoffs = tuple(int(k) for k in ks.split(",") if k.strip())
-    except ValueError:
-        raise click.BadParameter(f"not a list of integers: {ks!r}", param_hint="--k") from None
+    except ValueError as exc:
+        raise click.BadParameter(f"not a list of integers: {ks!r}", param_hint="--k") from exc
     if not cutoffs or min(cutoffs) < 1:
         raise click.BadParameter("give positive cut-offs, e.g. 2,5,10", param_hint="--k")
     return tuple(sorted(set(cutoffs)))

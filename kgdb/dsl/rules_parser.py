@@ -75,9 +75,9 @@ def _number(tok: Token) -> int | float:
                              column=tok.column or 0)
     try:
         return parse_number(text)
-    except NumberError:
+    except NumberError as exc:
         raise DslSyntaxError(f"number {text} is out of range", line=tok.line or 0,
-                             column=tok.column or 0) from None
+                             column=tok.column or 0) from exc
 
 
 _COMPARATORS = {"==": "=", "!=": "<>"}
@@ -249,7 +249,7 @@ def parse(source: str, source_name: str = "<rules>") -> Program:
     try:
         tree = rules_parser().parse(source)
     except UnexpectedInput as exc:
-        raise _syntax_error(exc, source, source_name) from None
+        raise _syntax_error(exc, source, source_name) from exc
     _check_depth(tree, source, source_name)
     try:
         items = _ToAst().transform(tree)
@@ -258,6 +258,6 @@ def parse(source: str, source_name: str = "<rules>") -> Program:
             err = exc.orig_exc
             raise DslSyntaxError(err.reason, line=err.line, column=err.column,
                                  source_line=source_line(source, err.line),
-                                 file=source_name) from None
+                                 file=source_name) from exc
         raise
     return Program(items, source, source_name)

@@ -59,7 +59,7 @@ def parse_mode(spec: str) -> Mode:
         options = parse_options(values)
     except ValidationError as exc:
         error = exc.errors()[0]
-        raise AskError(f"mode {spec!r}: {error['loc'][-1]}: {error['msg']}") from None
+        raise AskError(f"mode {spec!r}: {error['loc'][-1]}: {error['msg']}") from exc
     label = str(values["solver"]) + (":" + rest.strip() if rest.strip() else "")
     return Mode(label, options)
 
@@ -109,12 +109,12 @@ def read_questions(path: Path) -> list[RetrievalQuestion]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise LoadError(f"{path}: cannot read the questions: {exc}") from None
+        raise LoadError(f"{path}: cannot read the questions: {exc}") from exc
     if text.lstrip().startswith("["):
         try:
             items = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise LoadError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
+            raise LoadError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from exc
         return [musique_question(f"{path}: item {i}", item) for i, item in enumerate(items, 1)]
     out = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -123,7 +123,7 @@ def read_questions(path: Path) -> list[RetrievalQuestion]:
         try:
             item = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise LoadError(f"{path}:{number}: not JSON ({exc.msg})") from None
+            raise LoadError(f"{path}:{number}: not JSON ({exc.msg})") from exc
         if not isinstance(item, dict) or not isinstance(item.get("question"), str) or \
                 not isinstance(item.get("supporting"), list) or not item["supporting"]:
             raise LoadError(f"{path}:{number}: a question is {{question, supporting: [...]}}")

@@ -70,7 +70,7 @@ def read_questions(path: Path) -> list[MetaqaQuestion]:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
-        raise LoadError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise LoadError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     out = []
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():

@@ -57,13 +57,13 @@ def load_examples(name_or_path: str = "metaqa") -> Examples:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"{path}: cannot read the examples file: "
-                              f"{exc.strerror or exc}") from None
+                              f"{exc.strerror or exc}") from exc
         where = str(path)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{where}: invalid JSON at line {exc.lineno} column {exc.colno}: "
-                          f"{exc.msg}") from None
+                          f"{exc.msg}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("pattern_examples"), list):
         raise ConfigError(f"{where}: expected an object with a 'pattern_examples' list")
     for i, ex in enumerate(data["pattern_examples"], start=1):
@@ -298,7 +298,7 @@ def parse_pattern(text: str) -> Pattern:
     try:
         return pattern_from_triples(triples)
     except PatternError as exc:
-        raise OutputParseError(str(exc)) from None
+        raise OutputParseError(str(exc)) from exc
 
 
 _VERDICT = re.compile(r"\b(true|false|supported|refuted)\b", re.I)

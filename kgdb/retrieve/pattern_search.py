@@ -195,7 +195,7 @@ class RetrievalSettings:
         try:
             settings.check()
         except LinkError as exc:
-            raise RetrievalError(str(exc)) from None
+            raise RetrievalError(str(exc)) from exc
         return settings
 
     def check(self) -> None:
@@ -542,7 +542,7 @@ def search(store: GraphStore, embedder: Embedder, pattern: Pattern, *, k: int = 
     try:
         linked = linker.link(pattern)
     except LinkError as exc:
-        raise RetrievalError(str(exc)) from None
+        raise RetrievalError(str(exc)) from exc
     report = linker.report
     statements: list[Statement] = list(report.statements)
     timings = {**report.timings_ms, "match": 0.0}
@@ -613,7 +613,7 @@ def _one_call(store: GraphStore, linker: Linker, pattern: Pattern,
     try:
         searches = linker.meaning_searches([pattern])
     except LinkError as exc:
-        raise RetrievalError(str(exc)) from None
+        raise RetrievalError(str(exc)) from exc
     names, phrases, types = (texts for _, _, texts in searches)
     components = []
     for _, part, plan in parts:
@@ -641,7 +641,7 @@ def _one_call(store: GraphStore, linker: Linker, pattern: Pattern,
         labels = ", ".join(f":{s.label}(embedding)" for _, s, texts in searches if texts)
         raise RetrievalError(
             f"cannot search the vector indexes of {labels} on {store.address} ({exc}); load a "
-            "graph first (kgdb schema apply, kgdb load triples)") from None
+            "graph first (kgdb schema apply, kgdb load triples)") from exc
     total = (time.perf_counter() - t0) * 1000
     found, _ = collect_candidates(row["candidates"], searches)
     if not row["types_searched"]:

@@ -136,10 +136,10 @@ def parse_indices(text: str, count: int) -> list[int]:
     body = clean_reply(text)
     try:
         value: Any = json.loads(body)
-    except json.JSONDecodeError:
+    except json.JSONDecodeError as exc:
         if not re.fullmatch(r"[\d\s,;\[\]]*", body):
             raise OutputParseError("reply with a JSON list of passage indices, e.g. [0, 2]"
-                                   ) from None
+                                   ) from exc
         value = [int(x) for x in re.findall(r"\d+", body)]
     if isinstance(value, dict):
         value = next((v for v in value.values() if isinstance(v, (list, str, int))), None)

@@ -112,7 +112,7 @@ def parse_planner_reply(text: str) -> tuple[str, Plan]:
     try:
         return body, parse_plan(body, "plan")
     except DslError as exc:
-        raise OutputParseError(f"the plan is not valid: {exc}") from None
+        raise OutputParseError(f"the plan is not valid: {exc}") from exc
 
 
 def parse_verdict(text: str) -> tuple[str, str]:
