@@ -207,7 +207,7 @@ def build_tenant(tenant: Tenant, engine: str, neo4j: dict[str, str] | None, embe
     from kgdb.documents.knn import build_knn
     from kgdb.documents.pipeline import load_documents
     from kgdb.documents.ppr_graph import build_graph
-    from kgdb.documents.ttr import index_triples
+    from kgdb.documents.triple_index import index_triples
     from kgdb.engine import connect
     from kgdb.load.triples import load_triples
     from kgdb.schema import apply_schema, parse_schema_file

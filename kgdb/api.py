@@ -41,10 +41,10 @@ if TYPE_CHECKING:
     from kgdb.retrieve.evidence import Evidence
     from kgdb.retrieve.readiness import SolverReadiness
     from kgdb.retrieve.solver import Answer
-    from kgdb.schema.apply import ApplyReport
+    from kgdb.schema.apply import SchemaReport
     from kgdb.solve.lf_run import RunResult
     from kgdb.solve.rules import Conclusion
-    from kgdb.solve.rules_apply import ApplyReport as RulesReport
+    from kgdb.solve.rules_apply import RulesReport
 
 PatternSpec = str | Sequence[str]
 """One fact of a pattern graph: ``"head|relation|tail"`` or ``(head, relation, tail)``."""
@@ -147,7 +147,7 @@ class KnowledgeBase:
         self.close()
 
     # ------------------------------------------------------------------ loading
-    def apply_schema(self, path: str | Path) -> ApplyReport:
+    def apply_schema(self, path: str | Path) -> SchemaReport:
         """Apply a schema file (``.schema``): the type catalog, constraints and the range,
         full-text and vector indexes. Idempotent."""
         from kgdb.schema import apply_schema, parse_schema_file

@@ -42,7 +42,7 @@ class Environment(BaseSettings):
     NEO4J_DATABASE: str | None = Field(default=None, description="Neo4j database (default: the server's)")
     KGDB_TIMEOUT: float = Field(default=300.0, gt=0, description="statement timeout in seconds")
     KGDB_DEBUG: bool = Field(default=False, description=(
-        "`1`: debug logging and tracebacks of internal errors"))
+        "`1`: debug logging; tracebacks of internal errors and of every error's causes"))
     KGDB_NATIVE: bool = Field(default=True, description=(
         "`0`: plain Cypher on a Neo4j with kgdb's plugin (default: use its native procedures)"))
     KGDB_FULL_SCAN: int = Field(default=10000, ge=0, description=(
@@ -93,7 +93,7 @@ def _validated(snapshot: tuple[str | None, ...]) -> Environment:
     except ValidationError as exc:
         error = exc.errors()[0]
         name = ".".join(str(part) for part in error["loc"]) or "environment"
-        raise ConfigError(f"{name}={error.get('input')!r}: {error['msg']}") from None
+        raise ConfigError(f"{name}={error.get('input')!r}: {error['msg']}") from exc
 
 
 def debug_enabled() -> bool:

@@ -37,7 +37,7 @@ def run_demo(settings: Settings, echo: Callable[[str], None] = print,
     from kgdb.embed import default_embedder
     from kgdb.engine import connect
     from kgdb.load.triples import load_triples
-    from kgdb.retrieve.simgrag import describe, search
+    from kgdb.retrieve.pattern_search import describe, search
     from kgdb.schema import apply_schema, parse_schema_file
 
     for path in (schema_file, triples_file):

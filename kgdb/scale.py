@@ -289,7 +289,7 @@ def bench_scale(settings: Settings, *, entities: int, relationships: int | None 
     from kgdb.embed import default_embedder
     from kgdb.engine import connect
     from kgdb.load.triples import load_triples
-    from kgdb.retrieve.simgrag import search
+    from kgdb.retrieve.pattern_search import search
 
     relationships = relationships or 5 * entities
     if reuse and settings.embedded:

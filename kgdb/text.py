@@ -203,7 +203,7 @@ def check_input_file(path: Path, *, what: str, max_bytes: int, var: str) -> None
     try:
         info = os.stat(path)
     except OSError as exc:
-        raise TextError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
+        raise TextError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from exc
     if stat.S_ISDIR(info.st_mode):
         raise TextError(f"{path}: the {what} is a directory, not a file")
     if not stat.S_ISREG(info.st_mode):
@@ -242,7 +242,7 @@ def read_text_file(path: str | Path, *, what: str, encoding: str = "utf-8") -> s
         with _regular_open(path) as handle:
             data = handle.read(limit.program_bytes + 1)
     except OSError as exc:
-        raise TextError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
+        raise TextError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from exc
     if len(data) > limit.program_bytes:
         raise TextError(f"{path}: the {what} is more than {limit.program_bytes} bytes "
                         "(KGDB_MAX_PROGRAM_BYTES)")
@@ -251,9 +251,9 @@ def read_text_file(path: str | Path, *, what: str, encoding: str = "utf-8") -> s
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise TextError(f"{path}:{line}: not {encoding} text ({exc.reason} at byte "
-                        f"{exc.start})") from None
-    except LookupError:
-        raise TextError(f"{path}: unknown encoding {encoding!r}") from None
+                        f"{exc.start})") from exc
+    except LookupError as exc:
+        raise TextError(f"{path}: unknown encoding {encoding!r}") from exc
     text = normalise_newlines(text.removeprefix("\ufeff"))
     bad = _FORBIDDEN.search(text)
     if bad:
@@ -271,4 +271,4 @@ def open_data_file(path: str | Path, *, what: str) -> IO[bytes]:
     try:
         return _regular_open(path)
     except OSError as exc:
-        raise TextError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
+        raise TextError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from exc

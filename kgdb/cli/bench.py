@@ -134,8 +134,8 @@ def bench_scale(ctx: Context, entities: int, relationships: int | None, k_nodes:
 
     try:
         kns = tuple(int(k) for k in k_nodes.split(",") if k.strip())
-    except ValueError:
-        raise click.BadParameter(f"not a list of integers: {k_nodes!r}", param_hint="--kn") from None
+    except ValueError as exc:
+        raise click.BadParameter(f"not a list of integers: {k_nodes!r}", param_hint="--kn") from exc
     result = run(ctx.settings, entities=entities, relationships=relationships, k_nodes=kns,
                  queries=queries, seed=seed, keep=keep, reuse=reuse, warmup=warmup,
                  progress=not as_json)
@@ -226,7 +226,7 @@ def _json_object(text: str, flag: str) -> dict[str, Any]:
     try:
         value = json.loads(text)
     except ValueError as exc:
-        raise ConfigError(f"{flag} is not JSON: {exc}") from None
+        raise ConfigError(f"{flag} is not JSON: {exc}") from exc
     if not isinstance(value, dict):
         raise ConfigError(f"{flag} must be a JSON object")
     return value

@@ -1,12 +1,17 @@
 """The one error translation of the command line, used by ``kgdb.cli.main`` and by every
 in-process invocation of the ``kgdb`` group (click's ``CliRunner`` included): a
 :class:`~kgdb.errors.KgdbError` is one line ``kgdb: error: ...`` and exit status 1, a usage
-error one line and exit status 2; click's own ``Error:``/``Usage:`` output never appears."""
+error one line and exit status 2; click's own ``Error:``/``Usage:`` output never appears.
+
+With ``KGDB_DEBUG=1`` a kgdb error's traceback, with the chain of errors that caused it
+(``raise KgdbError(...) from exc``), is printed before its line; an unexpected exception is
+raised as it is."""
 
 from __future__ import annotations
 
 import io
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from contextlib import redirect_stderr, redirect_stdout
 from typing import Any
@@ -39,6 +44,10 @@ def translate(run: Callable[[], Any]) -> int:
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except KgdbError as exc:
+        from kgdb.config import debug_enabled
+
+        if debug_enabled():
+            traceback.print_exception(exc, file=sys.stderr)
         click.echo(f"kgdb: error: {exc}", err=True)
         return 1
     except KeyboardInterrupt:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from kgdb.documents.indexing import IndexStep
     from kgdb.documents.knn import KnnReport
     from kgdb.documents.ppr_graph import GraphReport
-    from kgdb.documents.ttr import TripleIndexReport
+    from kgdb.documents.triple_index import TripleIndexReport
     from kgdb.retrieve.readiness import IndexStatus
 
 
@@ -162,9 +162,9 @@ def triples_command(ctx: Context, types: tuple[str, ...], batch: int, no_progres
 
 def index_triples_for(ctx: Context, types: Sequence[str] | None = None, *, batch: int = 1000,
                       progress: bool = True) -> TripleIndexReport:
-    """Run :func:`kgdb.documents.ttr.index_triples` on the command's store (the loaders'
+    """Run :func:`kgdb.documents.triple_index.index_triples` on the command's store (the loaders'
     ``--ttr`` option calls it after their load)."""
-    from kgdb.documents.ttr import index_triples
+    from kgdb.documents.triple_index import index_triples
 
     return index_triples(ctx.store, ctx.embedder, types=types, batch=batch, progress=progress)
 
@@ -203,7 +203,7 @@ def ppr_command(ctx: Context, synonym_threshold: float, no_gazetteer: bool, no_t
     only new chunks, removes what deleted ones left, and rewrites only the projection's
     blocks that changed."""
     from kgdb.documents.ppr_graph import build_graph
-    from kgdb.link.ppr_options import GraphOptions
+    from kgdb.stored.ppr_options import GraphOptions
 
     report = build_graph(ctx.store, ctx.embedder,
                          GraphOptions(synonym_threshold, not no_gazetteer, not no_titles,

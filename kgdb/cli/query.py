@@ -89,6 +89,8 @@ def _parse_param(text: str) -> tuple[str, Any]:
     except json.JSONDecodeError:
         value = raw
     except RecursionError:
+        # from None: the cause is a recursion a thousand frames deep that says no
+        # more than the message
         raise click.BadParameter(f"{key}: the JSON value is nested too deeply",
                                  param_hint="--param") from None
     # A string may end up in an indexed key (MERGE (:Entity {id: $v})), so --param strings
@@ -96,7 +98,7 @@ def _parse_param(text: str) -> tuple[str, Any]:
     try:
         check_statement("", {key: value})
     except TextError as exc:
-        raise click.BadParameter(str(exc), param_hint="--param") from None
+        raise click.BadParameter(str(exc), param_hint="--param") from exc
     if isinstance(value, str):
         problem = text_problem(value, key=True, limit=limits())
         if problem:

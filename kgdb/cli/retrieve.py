@@ -21,8 +21,8 @@ from kgdb.cli.results import record, results_option
 from kgdb.cli.solvers import click_option, options_from_cli, pattern_field_options, solver_options
 from kgdb.dsl.pattern import pattern_triples
 from kgdb.errors import KgdbError
-from kgdb.retrieve.cqr import TripleContextOptions
 from kgdb.retrieve.export import FORMATS
+from kgdb.retrieve.triple_context import TripleContextOptions
 
 format_option = click.option(
     "--format", "output_format", type=click.Choice(["text", *FORMATS]), default="text",
@@ -45,7 +45,7 @@ def _chosen_format(output_format: str, as_json: bool) -> str:
 def pattern_command(question: str, examples: str, as_json: bool) -> None:
     """Ask the LLM for QUESTION's pattern graph (SimGRAG query-to-pattern) and print it."""
     from kgdb.llm import ChatClient
-    from kgdb.retrieve.simgrag_llm import load_examples, query_to_pattern
+    from kgdb.retrieve.pattern_llm import load_examples, query_to_pattern
 
     pattern = query_to_pattern(ChatClient(), question, load_examples(examples))
     if as_json:
@@ -455,8 +455,8 @@ def eval_beam_command(questions_files: tuple[Path, ...], ks: str, beam_width: in
 def _cutoffs(ks: str) -> tuple[int, ...]:
     try:
         cutoffs = tuple(int(k) for k in ks.split(",") if k.strip())
-    except ValueError:
-        raise click.BadParameter(f"not a list of integers: {ks!r}", param_hint="--k") from None
+    except ValueError as exc:
+        raise click.BadParameter(f"not a list of integers: {ks!r}", param_hint="--k") from exc
     if not cutoffs or min(cutoffs) < 1:
         raise click.BadParameter("give positive cut-offs, e.g. 2,5,10", param_hint="--k")
     return tuple(sorted(set(cutoffs)))

@@ -28,7 +28,7 @@ def _label_flag() -> Iterator[None]:
     except DslError as exc:
         if "the label option" not in str(exc):
             raise
-        raise DslError(str(exc).replace("the label option", "--label")) from None
+        raise DslError(str(exc).replace("the label option", "--label")) from exc
 
 
 def read_rules(path: Path) -> RuleSet:
@@ -106,8 +106,10 @@ def eval_command(file: Path, facts_json: str, as_json: bool, local: bool, subjec
     try:
         facts = json.loads(facts_json)
     except ValueError as exc:
-        raise DslError(f"--facts is not valid JSON: {exc}") from None
+        raise DslError(f"--facts is not valid JSON: {exc}") from exc
     except RecursionError:
+        # from None: the cause is a recursion a thousand frames deep that says no
+        # more than the message
         raise DslError("--facts is nested too deeply") from None
     check_statement("", {"facts": facts})  # the text contract, also for --local
     if local:

@@ -100,7 +100,7 @@ def serve_command(ctx: Context, host: str, port: int, token_path: Path | None,
         from kgdb.serve.app import ServeConfig, create_app
     except ImportError as exc:
         raise ConfigError(f"kgdb serve needs the serve extra ({exc.name} is missing): "
-                          "pip install 'kgdb-retrieval[serve]'") from None
+                          "pip install 'kgdb-retrieval[serve]'") from exc
     from kgdb.serve.tokens import TokenFile
 
     path = token_path or default_token_file(ctx)
@@ -114,7 +114,7 @@ def serve_command(ctx: Context, host: str, port: int, token_path: Path | None,
                                               rulesets=read_rulesets(rule_specs)))
         except ImportError as exc:
             raise ConfigError(f"kgdb serve --mcp needs the mcp package ({exc.name} is "
-                              "missing): pip install 'kgdb-retrieval[serve]'") from None
+                              "missing): pip install 'kgdb-retrieval[serve]'") from exc
         server.run("stdio")
         return
     if print_openapi:
@@ -126,7 +126,7 @@ def serve_command(ctx: Context, host: str, port: int, token_path: Path | None,
     try:
         tokens, secret = serving_tokens(path, host, allow_writes=allow_writes)
     except ConfigError as exc:
-        raise ConfigError(f"kgdb serve --host {host}: {exc}") from None
+        raise ConfigError(f"kgdb serve --host {host}: {exc}") from exc
     if secret is not None:
         click.echo(f"kgdb: created {path} with token 'local': {secret}", err=True)
     config = ServeConfig(ctx.settings, tokens, allow_writes=allow_writes, timeout_s=timeout_s,

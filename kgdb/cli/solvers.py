@@ -124,7 +124,7 @@ def options_from_cli(solver: str, pattern: Iterable[str], given: dict[str, Any]
         return parse_options(values)
     except ValidationError as exc:
         error = exc.errors()[0]
-        raise click.UsageError(f"{flag(str(error['loc'][-1]))}: {error['msg']}") from None
+        raise click.UsageError(f"{flag(str(error['loc'][-1]))}: {error['msg']}") from exc
 
 
 def pattern_field_options(names: Iterable[str], **defaults: Any) -> Callable[[F], F]:

@@ -52,7 +52,7 @@ def check_width(width: int) -> int:
     return width
 
 
-def expand_frontier(d: Dialect, vector: Sequence[float], frontier: Sequence[Mapping[str, Any]],
+def expand_frontier(dialect: Dialect, vector: Sequence[float], frontier: Sequence[Mapping[str, Any]],
                     width: int, direction: str = "both") -> Statement:
     """One beam level for every path of ``frontier`` (rows ``{key, at, path}``, see the module
     docstring): rows ``parent, at_name, id, name, type, head, tail, ttr, cosine``, one per
@@ -71,19 +71,19 @@ def expand_frontier(d: Dialect, vector: Sequence[float], frontier: Sequence[Mapp
     check_width(width)
     arrow = "->" if check_direction(direction) == "out" else "-"
     p = Params()
-    e = d.ident(ENTITY_LABEL)
-    emb = d.ident(EMBEDDING)
+    e = dialect.ident(ENTITY_LABEL)
+    emb = dialect.ident(EMBEDDING)
     rows = [{"key": row["key"], "at": row["at"], "path": list(row["path"])} for row in frontier]
     return Statement(
-        f"WITH {d.vector_value(p.add('vector', [float(x) for x in vector]))} AS q\n"
+        f"WITH {dialect.vector_value(p.add('vector', [float(x) for x in vector]))} AS q\n"
         f"UNWIND {p.add('frontier', rows)} AS row\n"
         f"MATCH (u:{e} {{id: row.at}})-[r]{arrow}(v:{e})\n"
         f"WHERE r.{emb} IS NOT NULL AND NOT (v.id IN row.path)\n"
         "WITH row.key AS parent, u, v, r, type(r) AS type, startNode(r).id AS head, "
-        f"endNode(r).id AS tail,\n     {d.cosine_similarity(f'r.{emb}', 'q')} AS cosine\n"
+        f"endNode(r).id AS tail,\n     {dialect.cosine_similarity(f'r.{emb}', 'q')} AS cosine\n"
         "ORDER BY parent, cosine DESC, v.id, type, head\n"
         "WITH parent, u, collect({id: v.id, name: v.name, type: type, head: head, tail: tail, "
-        f"ttr: r.{d.ident(TEXT)}, cosine: cosine}})[0..{p.add('width', width)}] AS best\n"
+        f"ttr: r.{dialect.ident(TEXT)}, cosine: cosine}})[0..{p.add('width', width)}] AS best\n"
         "UNWIND best AS b\n"
         "RETURN parent, u.name AS at_name, b.id AS id, b.name AS name, b.type AS type, "
         "b.head AS head, b.tail AS tail, b.ttr AS ttr, b.cosine AS cosine", p.values)

@@ -22,18 +22,18 @@ from kgdb.statement import Statement
 Rows = Sequence[Mapping[str, Any]]
 
 
-def _merge_if_changed(d: Dialect, label: str, key: str, fields: list[str], rows: Rows
+def _merge_if_changed(dialect: Dialect, label: str, key: str, fields: list[str], rows: Rows
                       ) -> Statement:
     """``rows`` of {key, *fields, embedding}: create, or update only a node whose fields
     differ."""
     var = "n"
-    assignments = ", ".join(f"{var}.{d.ident(f)} = row.{d.ident(f)}" for f in fields)
-    embedding = f"{var}.embedding = {d.vector_value('row.embedding')}"
+    assignments = ", ".join(f"{var}.{dialect.ident(f)} = row.{dialect.ident(f)}" for f in fields)
+    embedding = f"{var}.embedding = {dialect.vector_value('row.embedding')}"
     differs = " OR ".join(
-        f"coalesce({var}.{d.ident(f)}, '') <> coalesce(row.{d.ident(f)}, '')" for f in fields)
+        f"coalesce({var}.{dialect.ident(f)}, '') <> coalesce(row.{dialect.ident(f)}, '')" for f in fields)
     return Statement(
         "UNWIND $rows AS row\n"
-        f"MERGE ({var}:{d.ident(label)} {{{d.ident(key)}: row.{d.ident(key)}}})\n"
+        f"MERGE ({var}:{dialect.ident(label)} {{{dialect.ident(key)}: row.{dialect.ident(key)}}})\n"
         f"ON CREATE SET {assignments}, {embedding}\n"
         f"WITH {var}, row\n"
         f"WHERE {var}.embedding IS NULL OR {differs}\n"
@@ -43,44 +43,44 @@ def _merge_if_changed(d: Dialect, label: str, key: str, fields: list[str], rows:
         write=True, idempotent=True)
 
 
-def merge_entity_types(d: Dialect, rows: Rows) -> Statement:
+def merge_entity_types(dialect: Dialect, rows: Rows) -> Statement:
     """``rows``: {name, kind, alias, description, parent, text, embedding}."""
-    return _merge_if_changed(d, "EntityType", "name",
+    return _merge_if_changed(dialect, "EntityType", "name",
                              ["kind", "alias", "description", "parent", "text"], rows)
 
 
-def merge_relation_types(d: Dialect, types: Sequence[tuple[str, str, Sequence[float]]]
+def merge_relation_types(dialect: Dialect, types: Sequence[tuple[str, str, Sequence[float]]]
                          ) -> Statement:
     """``types``: (name, text, embedding); one catalog node per predicate."""
-    return _merge_if_changed(d, "RelationType", "name", ["text"],
+    return _merge_if_changed(dialect, "RelationType", "name", ["text"],
                              [{"name": n, "text": t, "embedding": v} for n, t, v in types])
 
 
-def describe_relation_types(d: Dialect, rows: Rows) -> Statement:
+def describe_relation_types(dialect: Dialect, rows: Rows) -> Statement:
     """``rows``: {name, source, target, description, text, embedding} from a schema file."""
-    return _merge_if_changed(d, "RelationType", "name",
+    return _merge_if_changed(dialect, "RelationType", "name",
                              ["text", "source", "target", "description"], rows)
 
 
-def merge_concepts(d: Dialect, concept_type: str,
+def merge_concepts(dialect: Dialect, concept_type: str,
                    concepts: Sequence[tuple[str, str, Sequence[float]]]) -> Statement:
     """``concepts``: (id, name, embedding); concepts carry :Concept and their type's label."""
     return Statement(
         "UNWIND $rows AS row\n"
         "MERGE (c:Concept {id: row.id})\n"
-        f"ON CREATE SET c:{d.ident(concept_type)}, c.name = row.name, "
-        f"c.embedding = {d.vector_value('row.embedding')}\n"
+        f"ON CREATE SET c:{dialect.ident(concept_type)}, c.name = row.name, "
+        f"c.embedding = {dialect.vector_value('row.embedding')}\n"
         "WITH c, row\n"
-        f"WHERE c.embedding IS NULL OR NOT c:{d.ident(concept_type)} "
+        f"WHERE c.embedding IS NULL OR NOT c:{dialect.ident(concept_type)} "
         "OR coalesce(c.name, '') <> row.name\n"
-        f"SET c:{d.ident(concept_type)}, c.name = row.name\n"
+        f"SET c:{dialect.ident(concept_type)}, c.name = row.name\n"
         "REMOVE c.embedding\n"  # the module docstring
-        f"SET c.embedding = {d.vector_value('row.embedding')}",
+        f"SET c.embedding = {dialect.vector_value('row.embedding')}",
         {"rows": [{"id": i, "name": n, "embedding": v} for i, n, v in concepts]},
         write=True, idempotent=True)
 
 
-def merge_hierarchy(d: Dialect, label: str, key: str, predicate: str,
+def merge_hierarchy(dialect: Dialect, label: str, key: str, predicate: str,
                     links: Sequence[tuple[str, str]]) -> Statement:
     """``links``: (child, parent) keys of ``label`` nodes; ``(child)-[:predicate]->(parent)``.
 
@@ -88,12 +88,12 @@ def merge_hierarchy(d: Dialect, label: str, key: str, predicate: str,
     id)`` and their type's ``hypernymPredicate`` (``isA`` or ``locateAt``). A relationship
     type cannot be a parameter, so it is quoted like a label.
     """
-    label, key = d.ident(label), d.ident(key)
+    label, key = dialect.ident(label), dialect.ident(key)
     return Statement(
         "UNWIND $rows AS row\n"
         f"MATCH (c:{label} {{{key}: row.child}})\n"
         f"MATCH (p:{label} {{{key}: row.parent}})\n"
-        f"MERGE (c)-[:{d.ident(predicate)}]->(p)",
+        f"MERGE (c)-[:{dialect.ident(predicate)}]->(p)",
         {"rows": [{"child": c, "parent": p} for c, p in links]}, write=True, idempotent=True)
 
 
@@ -112,10 +112,10 @@ def read_setting(key: str) -> Statement:
         {"key": key})
 
 
-def vector_probe(d: Dialect, label: str, prop: str, dimension: int, *,
+def vector_probe(dialect: Dialect, label: str, prop: str, dimension: int, *,
                  relationship: bool = False) -> Statement:
     """One vector query against the index of ``label.prop`` (a relationship type's with
     ``relationship``): it fails until the index serves."""
-    call = (d.relationship_vector_search_call(label, prop, "$k", "$vector") if relationship
-            else d.vector_search_call(label, prop, "$k", "$vector"))
+    call = (dialect.relationship_vector_search_call(label, prop, "$k", "$vector") if relationship
+            else dialect.vector_search_call(label, prop, "$k", "$vector"))
     return Statement(f"{call} RETURN count(*) AS n", {"k": 1, "vector": [0.0] * dimension})

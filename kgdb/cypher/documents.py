@@ -108,7 +108,7 @@ def merge_documents(documents: Sequence[Mapping[str, Any]]) -> Statement:
         {"rows": [dict(d) for d in documents]}, write=True, idempotent=True)
 
 
-def merge_chunks(d: Dialect, chunks: Sequence[Mapping[str, Any]]) -> Statement:
+def merge_chunks(dialect: Dialect, chunks: Sequence[Mapping[str, Any]]) -> Statement:
     """``chunks``: {id, document, position, text, headings, title, embedding, source, pages},
     each linked from its document by ``hasChunk {position}`` (``title``: the document's title
     and the heading path, which the lexical index reads; kgdb/cypher/lexical.py). ``source``
@@ -119,15 +119,15 @@ def merge_chunks(d: Dialect, chunks: Sequence[Mapping[str, Any]]) -> Statement:
         f"MERGE (c:{CHUNK} {{id: row.id}})\n"
         "SET c.document = row.document, c.position = row.position, c.text = row.text, "
         "c.headings = row.headings, c.title = row.title, "
-        f"c.embedding = {d.vector_value('row.embedding')}, "
+        f"c.embedding = {dialect.vector_value('row.embedding')}, "
         "c.source = row.source, c.pages = row.pages\n"
         f"MERGE (d)-[h:{HAS_CHUNK}]->(c)\nSET h.position = row.position",
         {"rows": [dict(c) for c in chunks]}, write=True, idempotent=True)
 
 
-def entity_names(d: Dialect, label: str = ENTITY) -> Statement:
+def entity_names(dialect: Dialect, label: str = ENTITY) -> Statement:
     """Rows ``id, name, synonyms`` of every ``label`` node (the gazetteer's dictionary)."""
-    return Statement(f"MATCH (e:{d.ident(label)}) WHERE e.name IS NOT NULL\n"
+    return Statement(f"MATCH (e:{dialect.ident(label)}) WHERE e.name IS NOT NULL\n"
                      "RETURN e.id AS id, e.name AS name, e.synonyms AS synonyms")
 
 
@@ -138,13 +138,13 @@ def schema_relation_types() -> Statement:
                      "RETURN r.name AS name ORDER BY name")
 
 
-def merge_extracted_entities(d: Dialect, entities: Sequence[Mapping[str, Any]],
+def merge_extracted_entities(dialect: Dialect, entities: Sequence[Mapping[str, Any]],
                              type_label: str | None = None) -> Statement:
     """``entities``: {id, name, type, description, synonyms, embedding}: entities extraction
     found.
     A new one is marked ``extracted``; an existing one gains the synonyms and a description
     it lacks. ``type_label`` (the schema's entity type) is added as a label."""
-    label = f", e:{d.ident(type_label)}" if type_label else ""
+    label = f", e:{dialect.ident(type_label)}" if type_label else ""
     # An existing node is written only when something changes (FalkorDB 4.16 leaves a stale
     # vector-index entry behind on every update of an embedded node: kgdb/cypher/catalog.py).
     return Statement(
@@ -152,7 +152,7 @@ def merge_extracted_entities(d: Dialect, entities: Sequence[Mapping[str, Any]],
         "ON CREATE SET e.name = row.name, e.extracted = true, e.type = row.type, "
         "e.description = row.description, e.described = CASE WHEN row.description IS NULL "
         "THEN null ELSE true END, "
-        f"e.synonyms = row.synonyms, e.embedding = {d.vector_value('row.embedding')}{label}\n"
+        f"e.synonyms = row.synonyms, e.embedding = {dialect.vector_value('row.embedding')}{label}\n"
         "WITH e, row\n"
         "WHERE (e.description IS NULL AND row.description IS NOT NULL)\n"
         "   OR any(s IN row.synonyms WHERE NOT s IN coalesce(e.synonyms, []))\n"
@@ -175,13 +175,13 @@ def link_mentions(mentions: Sequence[tuple[str, str]]) -> Statement:
         idempotent=True)
 
 
-def merge_extracted_facts(d: Dialect, relation: str,
+def merge_extracted_facts(dialect: Dialect, relation: str,
                           facts: Sequence[tuple[str, str, str]]) -> Statement:
     """``facts``: (head id, tail id, chunk id) for one ``relation``; the chunk is added to the
     fact's ``chunks`` (a new fact is marked ``extracted``)."""
     return Statement(
         f"UNWIND $rows AS row\nMATCH (h:{ENTITY} {{id: row.h}})\nMATCH (t:{ENTITY} {{id: row.t}})\n"
-        f"MERGE (h)-[r:{d.ident(relation)}]->(t)\n"
+        f"MERGE (h)-[r:{dialect.ident(relation)}]->(t)\n"
         "ON CREATE SET r.extracted = true, r.chunks = []\n"
         "SET r.chunks = CASE WHEN row.chunk IN coalesce(r.chunks, []) THEN r.chunks "
         "ELSE coalesce(r.chunks, []) + row.chunk END",
@@ -300,7 +300,7 @@ def set_document_hashes(hashes: Sequence[tuple[str, str, int]]) -> Statement:
         idempotent=True)
 
 
-def nearest_chunk_documents(d: Dialect, vector: Sequence[float], k: int) -> Statement:
+def nearest_chunk_documents(dialect: Dialect, vector: Sequence[float], k: int) -> Statement:
     """The ``k`` chunks nearest to ``vector``: rows ``chunk, document, text, source, distance`` (L2).
 
     Where the dialect searches chunks exactly (:meth:`Dialect.exact_search`: Neo4j with
@@ -310,11 +310,12 @@ def nearest_chunk_documents(d: Dialect, vector: Sequence[float], k: int) -> Stat
     L2 from the vector index's score: ranking chunks does not need
     :meth:`Dialect.exact_l2_distance`, which GSD's sums do, and on Neo4j that exact sum over
     384 dimensions costs 0.6 s for 400 rows."""
-    if d.exact_search(CHUNK):
-        head = f"{d.nearest_top(CHUNK, 'embedding', '$k', '$vector', d.vector_value('$vector'))}\n"
+    if dialect.exact_search(CHUNK):
+        value = dialect.vector_value('$vector')
+        head = f"{dialect.nearest_top(CHUNK, 'embedding', '$k', '$vector', value)}\n"
     else:
-        head = (f"{d.vector_search_call(CHUNK, 'embedding', '$k', '$vector')}\n"
-                f"WITH node, {d.score_to_l2('score')} AS distance\n")
+        head = (f"{dialect.vector_search_call(CHUNK, 'embedding', '$k', '$vector')}\n"
+                f"WITH node, {dialect.score_to_l2('score')} AS distance\n")
     return Statement(
         f"{head}"
         "RETURN node.id AS chunk, node.document AS document, node.text AS text, "
@@ -322,12 +323,12 @@ def nearest_chunk_documents(d: Dialect, vector: Sequence[float], k: int) -> Stat
         "ORDER BY distance ASC, chunk ASC\nLIMIT $k", {"k": int(k), "vector": vector})
 
 
-def passage_search(d: Dialect) -> str:
-    """Which search :func:`nearest_chunk_documents` runs on ``d``: ``kgdb.nearestNodes`` (the
+def passage_search(dialect: Dialect) -> str:
+    """Which search :func:`nearest_chunk_documents` runs on ``dialect``: ``kgdb.nearestNodes`` (the
     exact search of kgdb's Neo4j plugin), ``scan`` (exact, FalkorDB) or ``vector index``."""
-    if d.NATIVE is not None:
+    if dialect.NATIVE is not None:
         return "kgdb.nearestNodes"
-    return "scan" if d.exact_search(CHUNK) else "vector index"
+    return "scan" if dialect.exact_search(CHUNK) else "vector index"
 
 
 def count_entities() -> Statement:
@@ -345,7 +346,7 @@ def entity_documents(entity_ids: Sequence[str]) -> Statement:
         {"ids": list(entity_ids)})
 
 
-def collaborating_documents(d: Dialect, vector: Sequence[float], n: int, hops: int
+def collaborating_documents(dialect: Dialect, vector: Sequence[float], n: int, hops: int
                             ) -> Statement:
     """KG-Retriever's document-level collaboration: the ``n`` documents nearest ``vector`` (the
     seeds, by cosine) and the documents ``SIMILAR`` edges reach from them in up to ``hops``
@@ -354,30 +355,30 @@ def collaborating_documents(d: Dialect, vector: Sequence[float], n: int, hops: i
     ``m2`` are null where a seed has no such neighbour."""
     if hops not in (1, 2):
         raise ValueError(f"hops must be 1 or 2, not {hops}")
-    similar = d.ident("SIMILAR")
-    doc = d.ident(DOCUMENT)
-    call = d.vector_search_call(DOCUMENT, "embedding", "$n", "$vector")
+    similar = dialect.ident("SIMILAR")
+    doc = dialect.ident(DOCUMENT)
+    call = dialect.vector_search_call(DOCUMENT, "embedding", "$n", "$vector")
     lines = [
-        f"WITH {d.vector_value('$vector')} AS qv",
+        f"WITH {dialect.vector_value('$vector')} AS qv",
         call,
-        f"WITH qv, node AS seed, {d.cosine_similarity('node.embedding', 'qv')} AS seed_sim",
+        f"WITH qv, node AS seed, {dialect.cosine_similarity('node.embedding', 'qv')} AS seed_sim",
         "ORDER BY seed_sim DESC, seed.id ASC",
         "LIMIT $n",
         f"OPTIONAL MATCH (seed)-[r1:{similar}]->(m1:{doc})",
         f"WITH qv, seed, seed_sim, m1, r1.score AS w1, "
-        f"{d.cosine_similarity('m1.embedding', 'qv')} AS sim1",
+        f"{dialect.cosine_similarity('m1.embedding', 'qv')} AS sim1",
     ]
     if hops == 2:
         lines += [f"OPTIONAL MATCH (m1)-[r2:{similar}]->(m2:{doc})",
                   "RETURN seed.id AS seed, seed_sim, m1.id AS m1, w1, sim1, m2.id AS m2, "
-                  f"r2.score AS w2, {d.cosine_similarity('m2.embedding', 'qv')} AS sim2"]
+                  f"r2.score AS w2, {dialect.cosine_similarity('m2.embedding', 'qv')} AS sim2"]
     else:
         lines.append("RETURN seed.id AS seed, seed_sim, m1.id AS m1, w1, sim1, null AS m2, "
                      "null AS w2, null AS sim2")
     return Statement("\n".join(lines), {"vector": vector, "n": int(n)})
 
 
-def entity_level_triples(d: Dialect, documents: Sequence[tuple[str, float]],
+def entity_level_triples(dialect: Dialect, documents: Sequence[tuple[str, float]],
                          vector: Sequence[float], threshold: float, limit: int) -> Statement:
     """KG-Retriever's KG-level retrieval: the entities supported by the chunks of
     ``documents`` ((id, collaboration weight w)) whose ``w * cos(entity, query)`` exceeds
@@ -385,15 +386,15 @@ def entity_level_triples(d: Dialect, documents: Sequence[tuple[str, float]],
     them, at most ``limit``, best entity score first: rows ``h, type, t, head, tail, ttr,
     chunks, score``."""
     p = Params()
-    q = d.vector_value(p.add("vector", list(map(float, vector))))
+    q = dialect.vector_value(p.add("vector", list(map(float, vector))))
     return Statement(
         f"UNWIND {p.add('documents', [{'id': i, 'w': float(w)} for i, w in documents])} AS doc\n"
-        f"MATCH (:{d.ident(DOCUMENT)} {{id: doc.id}})-[:hasChunk]->(:{d.ident(CHUNK)})"
+        f"MATCH (:{dialect.ident(DOCUMENT)} {{id: doc.id}})-[:hasChunk]->(:{dialect.ident(CHUNK)})"
         f"<-[:supporting_chunks]-(e:{ENTITY})\n"
         # no `e.embedding IS NOT NULL`: on FalkorDB 4.16.3 it costs ~10 ms per hundred
         # entities (the vector is copied); a missing embedding gives a null score, dropped below
         "WITH e, max(doc.w) AS w\n"
-        f"WITH e, w * {d.cosine_similarity('e.embedding', q)} AS score\n"
+        f"WITH e, w * {dialect.cosine_similarity('e.embedding', q)} AS score\n"
         f"WHERE score > {p.add('threshold', float(threshold))}\n"
         f"MATCH (e)-[r]-(:{ENTITY})\n"
         f"WHERE NOT type(r) IN {p.add('structural', list(STRUCTURAL_RELATIONS))}\n"
@@ -404,18 +405,18 @@ def entity_level_triples(d: Dialect, documents: Sequence[tuple[str, float]],
         f"ORDER BY score DESC, h, type, t\nLIMIT {p.add('limit', int(limit))}", p.values)
 
 
-def chunks_scored(d: Dialect, ids: Sequence[str], question: Sequence[float],
+def chunks_scored(dialect: Dialect, ids: Sequence[str], question: Sequence[float],
                   context: Sequence[float]) -> Statement:
     """Rows ``id, document, text, source, question, context`` of the chunks among ``ids``: their
     text and exact cosine similarities to the ``question`` and ``context`` vectors."""
     p = Params()
     return Statement(
-        f"WITH {d.vector_value(p.add('question', [float(x) for x in question]))} AS qv, "
-        f"{d.vector_value(p.add('context', [float(x) for x in context]))} AS cv\n"
+        f"WITH {dialect.vector_value(p.add('question', [float(x) for x in question]))} AS qv, "
+        f"{dialect.vector_value(p.add('context', [float(x) for x in context]))} AS cv\n"
         f"MATCH (c:{CHUNK}) WHERE c.id IN {p.add('ids', list(ids))}\n"
         "RETURN c.id AS id, c.document AS document, c.text AS text, c.source AS source, "
-        f"{d.cosine_similarity('c.embedding', 'qv')} AS question, "
-        f"{d.cosine_similarity('c.embedding', 'cv')} AS context ORDER BY id", p.values)
+        f"{dialect.cosine_similarity('c.embedding', 'qv')} AS question, "
+        f"{dialect.cosine_similarity('c.embedding', 'cv')} AS context ORDER BY id", p.values)
 
 
 def chunks_by_id(ids: Sequence[str]) -> Statement:

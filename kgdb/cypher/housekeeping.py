@@ -41,15 +41,15 @@ def version_function_call(plugin: Plugin) -> Statement:
     return Statement(f"RETURN {plugin.probe}() AS version")
 
 
-def nearest_nodes(d: Dialect, label: str, prop: str, vector: Sequence[float], k: int, *,
+def nearest_nodes(dialect: Dialect, label: str, prop: str, vector: Sequence[float], k: int, *,
                   returns: Sequence[str] = ("id", "name")) -> Statement:
     """The ``k`` nodes of ``label`` whose ``prop`` is closest to ``vector``, by the L2 the
     vector index reports (``returns``: the properties given back, then ``distance``)."""
-    call = d.vector_search_call(label, prop, "$k", "$vector")
-    projections = ", ".join(f"node.{d.ident(p)} AS {d.ident(p)}" for p in returns)
+    call = dialect.vector_search_call(label, prop, "$k", "$vector")
+    projections = ", ".join(f"node.{dialect.ident(p)} AS {dialect.ident(p)}" for p in returns)
     text = (
         f"{call}\n"
-        f"WITH node, {d.score_to_l2('score')} AS distance\n"
+        f"WITH node, {dialect.score_to_l2('score')} AS distance\n"
         f"RETURN {projections}, distance\n"
         "ORDER BY distance ASC\n"
         "LIMIT $k"

@@ -1,5 +1,5 @@
 """Statements of lexical retrieval: the chunks' title property the full-text index reads
-beside their text, and the search itself (kgdb/retrieve/lexical.py).
+beside their text, and the search itself (kgdb/retrieve/keyword.py).
 
 The graph it reads and writes::
 
@@ -39,15 +39,16 @@ def count_chunks() -> Statement:
     return Statement(f"MATCH (c:{CHUNK}) RETURN count(c) AS chunks")
 
 
-def lexical_chunks(d: Dialect, terms: Sequence[str], k: int) -> Statement:
+def lexical_chunks(dialect: Dialect, terms: Sequence[str], k: int) -> Statement:
     """The ``k`` chunks the lexical index scores best for any of ``terms`` (words from
-    :func:`kgdb.retrieve.lexical.query_terms`; the query text is a parameter): rows ``node``
+    :func:`kgdb.retrieve.keyword.query_terms`; the query text is a parameter): rows ``node``
     (the internal id, for ``ppr``'s seeds), ``chunk, document, text, source, score``, best
     first, ties by id."""
     return Statement(
-        f"{d.lexical_search(CHUNK)}\n"
+        f"{dialect.lexical_search(CHUNK)}\n"
         "WITH node, score\nORDER BY score DESC, node.id ASC\nLIMIT $k\n"
         "RETURN id(node) AS node, node.id AS chunk, node.document AS document, "
         "node.text AS text, node.source AS source, score",
-        {"query": d.lexical_query(terms), "terms": [d.lexical_query([t]) for t in terms],
+        {"query": dialect.lexical_query(terms),
+         "terms": [dialect.lexical_query([t]) for t in terms],
          "k": int(k)})

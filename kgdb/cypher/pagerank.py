@@ -75,13 +75,13 @@ def existing_phrases(ids: Sequence[str]) -> Statement:
                      "RETURN p.id AS id", p.values)
 
 
-def create_phrases(d: Dialect, rows: Sequence[Mapping[str, Any]]) -> Statement:
+def create_phrases(dialect: Dialect, rows: Sequence[Mapping[str, Any]]) -> Statement:
     """``rows``: {id, embedding}: new phrases (the name is the id)."""
     p = Params()
     return Statement(
         f"UNWIND {p.add('rows', [dict(r) for r in rows])} AS row\n"
         f"MERGE (p:{PHRASE} {{id: row.id}})\n"
-        f"ON CREATE SET p.name = row.id, p.embedding = {d.vector_value('row.embedding')}",
+        f"ON CREATE SET p.name = row.id, p.embedding = {dialect.vector_value('row.embedding')}",
         p.values, write=True, idempotent=True)
 
 
@@ -97,7 +97,7 @@ def link_phrases(links: Sequence[tuple[str, str, bool]]) -> Statement:
         idempotent=True)
 
 
-def create_sentences(d: Dialect, rows: Sequence[Mapping[str, Any]]) -> Statement:
+def create_sentences(dialect: Dialect, rows: Sequence[Mapping[str, Any]]) -> Statement:
     """``rows``: {id, chunk, text, embedding, phrases}: each sentence under its chunk, naming
     its phrases."""
     p = Params()
@@ -106,7 +106,7 @@ def create_sentences(d: Dialect, rows: Sequence[Mapping[str, Any]]) -> Statement
         f"MATCH (c:{CHUNK} {{id: row.chunk}})\n"
         f"MERGE (s:{SENTENCE} {{id: row.id}})\n"
         "ON CREATE SET s.chunk = row.chunk, s.text = row.text, "
-        f"s.embedding = {d.vector_value('row.embedding')}\n"
+        f"s.embedding = {dialect.vector_value('row.embedding')}\n"
         f"MERGE (c)-[:{HAS_SENTENCE}]->(s)\n"
         "WITH s, row\nUNWIND row.phrases AS phrase\n"
         f"MATCH (p:{PHRASE} {{id: phrase}})\nMERGE (s)-[:{NAMES}]->(p)",
@@ -367,7 +367,7 @@ def udf_ppr(nodes: Sequence[int], offsets: Sequence[int], adj: Sequence[int],
 def udf_ppr_chunks(seeds: Mapping[int, float], *, damping: float, epsilon: float,
                    k: int, boost: Mapping[int, float] | None = None,
                    paths_from: Sequence[str] = (), paths_of: int = 10,
-                   d: Dialect | None = None) -> Statement:
+                   dialect: Dialect | None = None) -> Statement:
     """FalkorDB: ``kgdb.pprStored`` over the stored projection from ``seeds`` (internal ids
     -> weight): the ``k`` best chunks (``boost`` as in :func:`udf_ppr`), rows ``chunk,
     document, text, source, node, score, pagerank``. The projection's blocks are read only when the
@@ -375,7 +375,7 @@ def udf_ppr_chunks(seeds: Mapping[int, float], *, damping: float, epsilon: float
     only the blocks it does not keep (``kgdb.pprHasBlock``: after an incremental update, the
     rewritten ones). (The chunk is found
     through ``WITH ... AS node``: matched on ``row.node`` directly, FalkorDB 4.16 scans every
-    chunk per row.) With ``paths_from`` (seed phrase ids) and ``d`` (the dialect), also a
+    chunk per row.) With ``paths_from`` (seed phrase ids) and ``dialect``, also a
     column ``paths`` as :func:`native_ppr_chunks` returns it (one round trip instead of two:
     each statement's parameters, parsing and result cost the client 2-5 ms under load)."""
     p = Params()
@@ -393,15 +393,15 @@ def udf_ppr_chunks(seeds: Mapping[int, float], *, damping: float, epsilon: float
         f"{p.add('k', int(k))}, {bn}, {bv}) AS row\n"
         "WITH row.node AS node, row.score AS score, row.pagerank AS pagerank\n"
         f"MATCH (c:{CHUNK}) WHERE id(c) = node\n")
-    if paths_from and d is not None:
-        return Statement(_with_paths(d, p, head, paths_from, paths_of), p.values)
+    if paths_from and dialect is not None:
+        return Statement(_with_paths(dialect, p, head, paths_from, paths_of), p.values)
     return Statement(
         f"{head}RETURN c.id AS chunk, c.document AS document, c.text AS text, "
         "c.source AS source, node, score, "
         "pagerank\nORDER BY score DESC, chunk ASC", p.values)
 
 
-def native_ppr_chunks(d: Dialect, seeds: Mapping[int, float], *, damping: float,
+def native_ppr_chunks(dialect: Dialect, seeds: Mapping[int, float], *, damping: float,
                       epsilon: float, k: int, boost: Mapping[int, float] | None = None,
                       paths_from: Sequence[str] = (), paths_of: int = 10) -> Statement:
     """The dialect's native procedure (Neo4j with kgdb's plugin: ``kgdb.ppr``,
@@ -409,11 +409,11 @@ def native_ppr_chunks(d: Dialect, seeds: Mapping[int, float], *, damping: float,
     :func:`udf_ppr_chunks`. With ``paths_from`` (seed phrase ids), also a column ``paths``:
     on the first row, :func:`seed_paths`'s rows (``[chunk, phrase, via]``, in its order) for
     the ``paths_of`` best chunks, null on the others (one round trip instead of two)."""
-    if d.PPR is None:
-        raise ValueError(f"{d.NAME} has no native personalized PageRank")
+    if dialect.PPR is None:
+        raise ValueError(f"{dialect.NAME} has no native personalized PageRank")
     p = Params()
     bn, bv = _boost(p, boost or {})
-    call = (f"CALL {d.PPR}({p.add('seeds', [int(n) for n in seeds])}, "
+    call = (f"CALL {dialect.PPR}({p.add('seeds', [int(n) for n in seeds])}, "
             f"{p.add('seed_weights', [float(w) for w in seeds.values()])}, "
             f"{p.add('damping', float(damping))}, {p.add('epsilon', float(epsilon))}, "
             f"{p.add('k', int(k))}, {bn}, {bv})\n"
@@ -421,20 +421,20 @@ def native_ppr_chunks(d: Dialect, seeds: Mapping[int, float], *, damping: float,
     if not paths_from:
         return Statement(f"{call}RETURN {_CHUNK_COLUMNS}\nORDER BY score DESC, chunk ASC",
                          p.values)
-    return Statement(_with_paths(d, p, call, paths_from, paths_of), p.values)
+    return Statement(_with_paths(dialect, p, call, paths_from, paths_of), p.values)
 
 
 _CHUNK_COLUMNS = ("c.id AS chunk, c.document AS document, c.text AS text, "
                   "c.source AS source, id(c) AS node, score, pagerank")
 
 
-def _with_paths(d: Dialect, p: Params, head: str, paths_from: Sequence[str],
+def _with_paths(dialect: Dialect, p: Params, head: str, paths_from: Sequence[str],
                 paths_of: int) -> str:
     """``head`` (rows ``c, score, pagerank``: the ranked chunks) returning the columns of
     :func:`udf_ppr_chunks` and ``paths``: on the first row, :func:`seed_paths`'s rows for
     the ``paths_of`` best chunks from the seed phrases ``paths_from``, null on the others."""
     best = p.add("paths_of", int(paths_of))
-    paths = d.subquery(["rows"], (
+    paths = dialect.subquery(["rows"], (
         f"UNWIND rows[0..{best}] AS r\nWITH r.c AS x\n"
         f"{_paths_body(p, 'x', paths_from)}\n"
         "RETURN collect([chunk, phrase, via]) AS paths"))
@@ -458,7 +458,7 @@ sentences asked as 3 missed a true top-3 sentence for all 100 MuSiQue questions,
 16 for 12 of them (a full rebuild now also rebuilds the index: kgdb/documents/ppr_graph.py)."""
 
 
-def seeds(d: Dialect, vector: Sequence[float], *, named: Sequence[str], sentences: int,
+def seeds(dialect: Dialect, vector: Sequence[float], *, named: Sequence[str], sentences: int,
           names: int, passages: int, bridges: bool, built: bool = False) -> Statement | None:
     """Every seed of a question in one statement (None: nothing asked). Rows ``kind, node,
     id, chunks, distance, text, phrases, via`` (distances are L2: unit vectors, cos = 1 -
@@ -491,7 +491,7 @@ def seeds(d: Dialect, vector: Sequence[float], *, named: Sequence[str], sentence
             "null AS text, null AS phrases, null AS via")
     if sentences:
         parts.append(
-            f"{_nearest(d, p, SENTENCE, 'sentence', int(sentences), vec)}"
+            f"{_nearest(dialect, p, SENTENCE, 'sentence', int(sentences), vec)}"
             f"OPTIONAL MATCH (node)-[:{NAMES}]->(p:{PHRASE})\n"
             f"OPTIONAL MATCH (p)-[:{PHRASE_IN}]->(c:{CHUNK})\n"
             "WITH node, distance, p, count(c) AS chunks\n"
@@ -501,16 +501,16 @@ def seeds(d: Dialect, vector: Sequence[float], *, named: Sequence[str], sentence
             "node.text AS text, phrases, null AS via")
     if names:
         parts.append(
-            f"{_nearest(d, p, PHRASE, 'name', int(names), vec)}"
+            f"{_nearest(dialect, p, PHRASE, 'name', int(names), vec)}"
             f"OPTIONAL MATCH (node)-[:{PHRASE_IN}]->(c:{CHUNK})\n"
             "WITH node, distance, count(c) AS chunks\n"
             "RETURN 'name' AS kind, id(node) AS node, node.id AS id, chunks, distance, "
             "null AS text, null AS phrases, null AS via")
     if passages and bridges:  # one search: the bridge starts at the nearest passage
-        links = d.subquery(["top"], (
+        links = dialect.subquery(["top"], (
             f"{_BRIDGES}RETURN collect(['bridge', id(c), c.id, chunks, null, top.id, p.id]) AS links"))
         parts.append(
-            f"{_nearest(d, p, CHUNK, 'passage', int(passages), vec)}"
+            f"{_nearest(dialect, p, CHUNK, 'passage', int(passages), vec)}"
             "WITH collect([node, distance]) AS hits\n"
             "UNWIND hits[0..1] AS first\nWITH hits, first[0] AS top\n"
             f"{links}\n"
@@ -520,12 +520,12 @@ def seeds(d: Dialect, vector: Sequence[float], *, named: Sequence[str], sentence
             "r[5] AS text, null AS phrases, r[6] AS via")
     elif passages:
         parts.append(
-            f"{_nearest(d, p, CHUNK, 'passage', int(passages), vec)}"
+            f"{_nearest(dialect, p, CHUNK, 'passage', int(passages), vec)}"
             "RETURN 'passage' AS kind, id(node) AS node, node.id AS id, "
             "null AS chunks, distance, node.document AS text, null AS phrases, null AS via")
     if bridges and not passages:  # its own search for the nearest chunk (SEED_BEAM wide)
         parts.append(
-            f"{_nearest(d, p, CHUNK, 'bridge', 1, vec)}WITH node AS top LIMIT 1\n"
+            f"{_nearest(dialect, p, CHUNK, 'bridge', 1, vec)}WITH node AS top LIMIT 1\n"
             f"{_BRIDGES}RETURN 'bridge' AS kind, id(c) AS node, c.id AS id, chunks, null AS distance, "
             "top.id AS text, null AS phrases, p.id AS via")
     if not parts:
@@ -545,7 +545,7 @@ _BRIDGES = (f"MATCH (top)<-[:{PHRASE_IN}]-(p:{PHRASE})-[e:{PHRASE_IN}]->(c:{CHUN
 """From the nearest chunk ``top``: rows ``top, c, p, chunks`` of the bridge (:func:`seeds`)."""
 
 
-def _nearest(d: Dialect, p: Params, label: str, name: str, k: int, vector: str) -> str:
+def _nearest(dialect: Dialect, p: Params, label: str, name: str, k: int, vector: str) -> str:
     """The head of a seed search: the ``k`` ``label`` nodes nearest ``vector``, as rows
     ``node, distance`` (L2), nearest first (parameter ``<name>s``). Where the dialect searches
     ``label`` exactly (:meth:`Dialect.exact_search`: Neo4j with kgdb's plugin,
@@ -555,11 +555,11 @@ def _nearest(d: Dialect, p: Params, label: str, name: str, k: int, vector: str) 
     at least SEED_BEAM nodes (parameter ``<name>_beam``) and keep the nearest ``k`` by the
     distance its score gives."""
     limit = p.add(f"{name}s", k)
-    if d.exact_search(label):
-        return f"{d.nearest_top(label, 'embedding', limit, vector, d.vector_value(vector))}\n"
+    if dialect.exact_search(label):
+        return f"{dialect.nearest_top(label, 'embedding', limit, vector, dialect.vector_value(vector))}\n"
     beam = p.add(f"{name}_beam", max(k, SEED_BEAM))
-    return (f"{d.vector_search_call(label, 'embedding', beam, vector)}\n"
-            f"WITH node, {d.score_to_l2('score')} AS distance\n"
+    return (f"{dialect.vector_search_call(label, 'embedding', beam, vector)}\n"
+            f"WITH node, {dialect.score_to_l2('score')} AS distance\n"
             f"ORDER BY distance ASC, node.id ASC LIMIT {limit}\n")
 
 

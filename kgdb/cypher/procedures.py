@@ -92,10 +92,10 @@ def _service(path: str) -> str:
             f"WITH url + {literal(path)} AS url, token\n")
 
 
-def entities_by_text(d: Dialect) -> Procedure:
+def entities_by_text(dialect: Dialect) -> Procedure:
     """Entities whose name (or description) matches ``text`` by the full-text index, each word
     allowing two edits (``Kismit`` finds ``Kismet``); an exact name (any case) first."""
-    index = d.string_literal(d.index_name(ENTITY, "text", "fulltext"))
+    index = dialect.string_literal(dialect.index_name(ENTITY, "text", "fulltext"))
     body = (
         _check_top_k()
         + f"CALL apoc.util.validate($text IS NULL OR size($text) > {MAX_TEXT}, "
@@ -106,7 +106,7 @@ def entities_by_text(d: Dialect) -> Procedure:
         "WHERE size(words) > 0\n"
         f"CALL db.index.fulltext.queryNodes({index}, apoc.text.join(words, ' OR ')) "
         "YIELD node, score\n"
-        f"WITH node, score WHERE node:{d.ident(ENTITY)}\n"
+        f"WITH node, score WHERE node:{dialect.ident(ENTITY)}\n"
         "WITH node, score ORDER BY CASE WHEN toLower(node.name) = toLower(trim($text)) "
         "THEN 0 ELSE 1 END, score DESC, node.id ASC\n"
         "LIMIT $topK\n"
@@ -120,14 +120,14 @@ def entities_by_text(d: Dialect) -> Procedure:
                      description="Entities by name, typo-tolerant (full-text index).")
 
 
-def _nearest(d: Dialect, label: str, vector: str, columns: Sequence[tuple[str, str]]) -> str:
-    call = d.vector_search_call(label, "embedding", "$topK", vector)
+def _nearest(dialect: Dialect, label: str, vector: str, columns: Sequence[tuple[str, str]]) -> str:
+    call = dialect.vector_search_call(label, "embedding", "$topK", vector)
     fields = ", ".join(f"{name}: {expression}" for name, expression in columns)
     return (
         _check_top_k()
         + f"{call}\n"
-        f"WITH node, {d.score_to_l2('score')} AS distance\n"
-        f"ORDER BY distance ASC, node.{d.ident(columns[0][1].split('.')[-1])} ASC\n"
+        f"WITH node, {dialect.score_to_l2('score')} AS distance\n"
+        f"ORDER BY distance ASC, node.{dialect.ident(columns[0][1].split('.')[-1])} ASC\n"
         "LIMIT $topK\n"
         f"WITH {{{fields}, distance: distance}} AS row\n"
         + _RANKED
@@ -144,7 +144,7 @@ def _outputs(columns: Sequence[tuple[str, str]]) -> str:
     return ", ".join(f"{name} :: STRING" for name, _ in columns)
 
 
-def nearest_procedures(d: Dialect, *, chunks: bool) -> list[Procedure]:
+def nearest_procedures(dialect: Dialect, *, chunks: bool) -> list[Procedure]:
     """Candidate search by vector (``nearest*``) and by text through the service's embedding
     (``relations``, ``chunks``), rows ranked by exact L2 distance."""
     specs = [("Entities", ENTITY, _ENTITY_COLUMNS), ("Relations", RELATION_TYPE,
@@ -157,7 +157,7 @@ def nearest_procedures(d: Dialect, *, chunks: bool) -> list[Procedure]:
         out.append(Procedure(
             "procedure", f"kgdb.nearest{suffix}",
             f"kgdb.nearest{suffix}(vector :: LIST OF FLOAT, topK = 10 :: INTEGER) :: {outputs}",
-            _nearest(d, label, "$vector", columns),
+            _nearest(dialect, label, "$vector", columns),
             description=f"{label} nodes nearest a vector (exact L2 distance)."))
         if suffix != "Entities":
             by_text = suffix.lower()
@@ -165,7 +165,7 @@ def nearest_procedures(d: Dialect, *, chunks: bool) -> list[Procedure]:
                 "procedure", f"kgdb.{by_text}",
                 f"kgdb.{by_text}(text :: STRING, topK = 10 :: INTEGER) :: {outputs}",
                 "WITH custom.kgdb.embed($text) AS vector\n"
-                + _nearest(d, label, "vector", columns),
+                + _nearest(dialect, label, "vector", columns),
                 description=f"{label} nodes nearest a text, embedded by the kgdb service."))
     return out
 
@@ -216,14 +216,14 @@ def relay_procedures() -> list[Procedure]:
     return out
 
 
-def ruleset_procedure(d: Dialect, name: str, rules: RuleSet) -> Procedure:
+def ruleset_procedure(dialect: Dialect, name: str, rules: RuleSet) -> Procedure:
     """``custom.kgdb.rules.<name>(facts)``: the rule set's ask-time statement, its constants as
     literals; one row per conclusion."""
     if not RULESET_NAME.match(name):
         raise ProcedureDefinitionError(
             f"rule set name {name[:80]!r} cannot name a procedure: use a letter then letters, "
             "digits or '_' (2 to 63 characters), e.g. --rules hypertension=FILE")
-    statement = cy_rules.evaluate_facts(d, rules, detail=True)
+    statement = cy_rules.evaluate_facts(dialect, rules, detail=True)
     return Procedure(
         "procedure", f"kgdb.rules.{name}",
         f"kgdb.rules.{name}(facts :: MAP) :: (concept :: STRING, type :: STRING, "
@@ -232,11 +232,11 @@ def ruleset_procedure(d: Dialect, name: str, rules: RuleSet) -> Procedure:
         description=f"Rule set {name}: the concepts the facts belong to.")
 
 
-def catalogue(d: Dialect, rulesets: dict[str, RuleSet], *, chunks: bool) -> list[Procedure]:
+def catalogue(dialect: Dialect, rulesets: dict[str, RuleSet], *, chunks: bool) -> list[Procedure]:
     """Everything ``kgdb procedures install`` installs, by name."""
-    procedures = [entities_by_text(d), *nearest_procedures(d, chunks=chunks), embed_function(),
+    procedures = [entities_by_text(dialect), *nearest_procedures(dialect, chunks=chunks), embed_function(),
                   *relay_procedures()]
-    procedures += [ruleset_procedure(d, name, rules) for name, rules in sorted(rulesets.items())]
+    procedures += [ruleset_procedure(dialect, name, rules) for name, rules in sorted(rulesets.items())]
     return procedures
 
 

@@ -30,23 +30,23 @@ def count_entities() -> Statement:
     return count_nodes(ENTITY)
 
 
-def layer_documents(d: Dialect) -> Statement:
+def layer_documents(dialect: Dialect) -> Statement:
     """Row ``documents``: the documents with chunks (those the document layer links)."""
-    return Statement(f"MATCH (n:{d.ident(DOCUMENT)})\nWHERE coalesce(n.chunks, 1) > 0\n"
+    return Statement(f"MATCH (n:{dialect.ident(DOCUMENT)})\nWHERE coalesce(n.chunks, 1) > 0\n"
                      "RETURN count(n) AS documents")
 
 
-def pending_layer_documents(d: Dialect, k: int) -> Statement:
+def pending_layer_documents(dialect: Dialect, k: int) -> Statement:
     """Row ``pending``: the documents with chunks that ``kgdb index knn`` would recompute:
     without a vector, with other than ``k`` SIMILAR edges (k: the layer's K', min(K, N - 1)),
     or with an edge computed from another version of the document (its ``knn_hash``)."""
     p = Params()
-    node = d.ident(DOCUMENT)
+    node = dialect.ident(DOCUMENT)
     return Statement(
         f"MATCH (n:{node})\nWHERE coalesce(n.chunks, 1) > 0\n"
-        f"OPTIONAL MATCH (n)-[r:{d.ident(SIMILAR)}]->(:{node})\n"
+        f"OPTIONAL MATCH (n)-[r:{dialect.ident(SIMILAR)}]->(:{node})\n"
         "WITH n, collect(r.knn_hash) AS hashes\n"
-        f"WHERE n.{d.ident(knn_cy.EMBEDDING)} IS NULL OR size(hashes) <> {p.add('k', int(k))}\n"
+        f"WHERE n.{dialect.ident(knn_cy.EMBEDDING)} IS NULL OR size(hashes) <> {p.add('k', int(k))}\n"
         "   OR size([h IN hashes WHERE h <> n.hash]) > 0\n"
         "RETURN count(n) AS pending", p.values)
 

@@ -84,7 +84,7 @@ class ConditionCompiler:
             return f"{self.var}.{self.dialect.ident(prop.name)}"
         except InvalidIdentifierError as exc:
             raise self.rules.error(f"property name {prop.name[:40]!r} cannot be used: {exc}",
-                                   prop.span) from None
+                                   prop.span) from exc
 
     def operand(self, op: Operand) -> str:
         return self.prop(op) if isinstance(op, Property) else self.pool.add(op.value)
@@ -139,7 +139,7 @@ def _ident(dialect: Dialect, name: str, rules: RuleSet, rule: Rule) -> str:
     try:
         return dialect.ident(name)
     except InvalidIdentifierError as exc:
-        raise rules.error(str(exc), rule.span) from None
+        raise rules.error(str(exc), rule.span) from exc
 
 
 # ====================================================================== materialise

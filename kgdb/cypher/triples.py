@@ -18,47 +18,47 @@ EMBEDDING = "embedding"
 """The embedding of :data:`TEXT`, under the relation type's vector index."""
 
 
-def fact_types(d: Dialect) -> Statement:
+def fact_types(dialect: Dialect) -> Statement:
     """Rows ``type, facts, embedded``: every relationship type between two entities that is a
     fact (not one of the knowledge layer's structural relations), with its number of facts and
     how many of them have a TTR embedding."""
     p = Params()
-    e = d.ident(ENTITY_LABEL)
+    e = dialect.ident(ENTITY_LABEL)
     return Statement(
         f"MATCH (:{e})-[r]->(:{e})\n"
         f"WHERE NOT type(r) IN {p.add('structural', list(STRUCTURAL_RELATIONS))}\n"
-        f"RETURN type(r) AS type, count(r) AS facts, count(r.{d.ident(EMBEDDING)}) AS embedded\n"
+        f"RETURN type(r) AS type, count(r) AS facts, count(r.{dialect.ident(EMBEDDING)}) AS embedded\n"
         "ORDER BY type", p.values)
 
 
-def facts_of_type(d: Dialect, rel_type: str) -> Statement:
+def facts_of_type(dialect: Dialect, rel_type: str) -> Statement:
     """Rows ``h, t, head, tail, ttr, embedded`` of every ``rel_type`` fact: the ids and names of
     its ends, its stored text and whether it has an embedding."""
-    e = d.ident(ENTITY_LABEL)
+    e = dialect.ident(ENTITY_LABEL)
     return Statement(
-        f"MATCH (h:{e})-[r:{d.ident(rel_type)}]->(t:{e})\n"
-        f"RETURN h.id AS h, t.id AS t, h.name AS head, t.name AS tail, r.{d.ident(TEXT)} AS ttr,\n"
-        f"       r.{d.ident(EMBEDDING)} IS NOT NULL AS embedded")
+        f"MATCH (h:{e})-[r:{dialect.ident(rel_type)}]->(t:{e})\n"
+        f"RETURN h.id AS h, t.id AS t, h.name AS head, t.name AS tail, r.{dialect.ident(TEXT)} AS ttr,\n"
+        f"       r.{dialect.ident(EMBEDDING)} IS NOT NULL AS embedded")
 
 
-def set_fact_texts(d: Dialect, rel_type: str, rows: Sequence[Mapping[str, Any]]) -> Statement:
+def set_fact_texts(dialect: Dialect, rel_type: str, rows: Sequence[Mapping[str, Any]]) -> Statement:
     """``rows``: {h, t, text, embedding}: the ``rel_type`` fact from ``h`` to ``t`` gets the text
     and its embedding. The old embedding is removed first: FalkorDB 4.16.3 skips a SET of a
     vector property that compares equal to the stored one, and its vector equality compares
     truncated values (see kgdb/documents/knn.py)."""
-    e = d.ident(ENTITY_LABEL)
-    emb = d.ident(EMBEDDING)
+    e = dialect.ident(ENTITY_LABEL)
+    emb = dialect.ident(EMBEDDING)
     p = Params()
     return Statement(
         f"UNWIND {p.add('rows', [dict(r) for r in rows])} AS row\n"
-        f"MATCH (h:{e} {{id: row.h}})-[r:{d.ident(rel_type)}]->(t:{e} {{id: row.t}})\n"
+        f"MATCH (h:{e} {{id: row.h}})-[r:{dialect.ident(rel_type)}]->(t:{e} {{id: row.t}})\n"
         f"REMOVE r.{emb}\n"
-        f"SET r.{d.ident(TEXT)} = row.text, r.{emb} = {d.vector_value('row.embedding')}\n"
+        f"SET r.{dialect.ident(TEXT)} = row.text, r.{emb} = {dialect.vector_value('row.embedding')}\n"
         "RETURN count(r) AS written",
         p.values, write=True, idempotent=True)
 
 
-def nearest_facts(d: Dialect, rel_types: Sequence[str], vector: Sequence[float], k: int
+def nearest_facts(dialect: Dialect, rel_types: Sequence[str], vector: Sequence[float], k: int
                   ) -> Statement:
     """The ``k`` facts of each of ``rel_types`` whose TTR embedding is nearest ``vector``
     (each type's vector index), in one statement: rows ``h, type, t, head, tail, ttr, chunks,
@@ -68,19 +68,19 @@ def nearest_facts(d: Dialect, rel_types: Sequence[str], vector: Sequence[float],
     p = Params()
     k_ = p.add("k", int(k))
     q = p.add("vector", list(map(float, vector)))
-    emb = d.ident(EMBEDDING)
+    emb = dialect.ident(EMBEDDING)
     parts = []
     for rel_type in rel_types:
-        call = d.relationship_vector_search_call(rel_type, EMBEDDING, k_, q)
+        call = dialect.relationship_vector_search_call(rel_type, EMBEDDING, k_, q)
         parts.append(
             f"{call}\n"
             # FalkorDB 4.16.3 and a relationship the vector procedure yields: MATCH (h)-[r]->(t)
             # re-matches it as any relationship, and type(r) names another type; startNode,
             # endNode and its properties are right, and the type is this branch's
             "WITH relationship AS r, startNode(relationship) AS h, endNode(relationship) AS t\n"
-            f"WITH h, r, t, {d.cosine_similarity(f'r.{emb}', d.vector_value(q))} AS cosine\n"
+            f"WITH h, r, t, {dialect.cosine_similarity(f'r.{emb}', dialect.vector_value(q))} AS cosine\n"
             f"RETURN h.id AS h, {p.add('type', rel_type)} AS type, t.id AS t, h.name AS head,\n"
             "       t.name AS tail,\n"
-            f"       r.{d.ident(TEXT)} AS ttr, r.chunks AS chunks, cosine\n"
+            f"       r.{dialect.ident(TEXT)} AS ttr, r.chunks AS chunks, cosine\n"
             f"ORDER BY cosine DESC, h, t\nLIMIT {k_}")
     return Statement("\nUNION ALL\n".join(parts), p.values)

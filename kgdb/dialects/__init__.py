@@ -14,11 +14,11 @@ def get_dialect(name: str) -> Dialect:
     """Return the dialect called ``name``; an unknown name gets a did-you-mean."""
     try:
         return DIALECTS[name.lower()]()
-    except KeyError:
+    except KeyError as exc:
         raise ConfigError(
             f"Unknown dialect {name!r}{did_you_mean(name.lower(), DIALECTS)}; "
             f"choose one of {', '.join(sorted(DIALECTS))}"
-        ) from None
+        ) from exc
 
 
 __all__ = ["DIALECTS", "Dialect", "FalkorDBDialect", "IndexInfo", "Neo4jDialect",

@@ -359,7 +359,7 @@ class Dialect(abc.ABC):
 
     SIMGRAG_MATCH: ClassVar[str | None] = None
     """The procedure that runs SimGRAG's top-k matching of one component in the database
-    (:func:`kgdb.cypher.simgrag.match_native`), or None."""
+    (:func:`kgdb.cypher.pattern.match_native`), or None."""
 
     SIMGRAG_SEARCH: ClassVar[str | None] = None
     """The procedure that runs one whole SimGRAG retrieval in one call: the candidate searches
@@ -395,7 +395,7 @@ class Dialect(abc.ABC):
     # --- lexical retrieval: a full-text index with an English analyzer over chunks
     def lexical_query(self, terms: Sequence[str]) -> str:
         """A full-text query matching any of ``terms`` (words of letters, digits and ``_``
-        only, from :func:`kgdb.retrieve.lexical.query_terms`), each scored. A term is
+        only, from :func:`kgdb.retrieve.keyword.query_terms`), each scored. A term is
         escaped here too, so that even a term holding syntax stays data."""
         escaped = ["".join("\\" + ch if ch in self.FULLTEXT_SPECIAL else ch for ch in t)
                    for t in terms if t]

@@ -102,7 +102,7 @@ class Neo4jDialect(Dialect):
     def lexical_index(self, label: str, props: Sequence[str], stopwords: Sequence[str]
                       ) -> list[Operation]:
         # The 'english' analyzer has its own stop words (Lucene's English set, which
-        # kgdb.retrieve.lexical.STOPWORDS copies), so ``stopwords`` is not passed; Neo4j
+        # kgdb.retrieve.keyword.STOPWORDS copies), so ``stopwords`` is not passed; Neo4j
         # keeps this index beside the label's kgdb_<label>_text_fulltext index (any number
         # of full-text indexes per label; cypher-manual/5/indexes/semantic-indexes/
         # full-text-indexes, "Create full-text indexes", fulltext.analyzer).

@@ -246,6 +246,8 @@ def _decode_at(text: str, start: int) -> tuple[Any, str, int]:
         value, end = _DECODER.raw_decode(repaired)
         return value, repaired[end:], len(text)
     except json.JSONDecodeError:
+        # from None: the reply's own error is the one to report; the failed repair of it is
+        # not its cause
         raise first from None
 
 

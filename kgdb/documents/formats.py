@@ -75,7 +75,7 @@ def _read(path: Path, what: str, max_bytes: int) -> bytes:
         with open_data_file(path, what=what) as handle:
             return handle.read()
     except TextError as exc:
-        raise LoadError(str(exc)) from None
+        raise LoadError(str(exc)) from exc
 
 
 def read_rich_document(path: Path, ident: str,
@@ -141,9 +141,9 @@ def read_pdf(path: Path, data: bytes) -> tuple[str | None, list[Section], dict[s
             layout = device.get_result()
             pages.append([text for box in layout if isinstance(box, LTTextBox)
                           if (text := _box_text(box))])
-    except PDFPasswordIncorrect:
+    except PDFPasswordIncorrect as exc:
         raise LoadError(f"{path}: the PDF is encrypted: it needs a password to open "
-                        "(decrypt it first, e.g. qpdf --decrypt)") from None
+                        "(decrypt it first, e.g. qpdf --decrypt)") from exc
     except PDFEncryptionError as exc:
         raise LoadError(f"{path}: the PDF is encrypted in a way that cannot be read "
                         f"({exc})") from exc

@@ -1,6 +1,6 @@
 """``kgdb index fulltext``: the lexical index over chunks (their text and their document's
 title and heading path) that the ``keyword`` solver searches and ``hybrid`` and ``ppr``
-fuse with vector search (kgdb/retrieve/lexical.py).
+fuse with vector search (kgdb/retrieve/keyword.py).
 
 Building it: the chunks loaded before the load wrote their ``title`` get it
 (:func:`kgdb.cypher.lexical.set_chunk_titles`), an index over the chunks that is not the
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from kgdb.cypher import lexical as cy
 from kgdb.engine.base import GraphStore
-from kgdb.retrieve.lexical import STOPWORDS, forget_lexical_index
+from kgdb.retrieve.keyword import STOPWORDS, forget_lexical_index
 from kgdb.schema.apply import await_indexes, execute_ddl
 from kgdb.vocabulary import CHUNK
 

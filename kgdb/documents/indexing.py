@@ -35,7 +35,7 @@ def _build_knn(store: GraphStore, embedder: Embedder, progress: bool) -> Any:
 
 
 def _build_triples(store: GraphStore, embedder: Embedder, progress: bool) -> Any:
-    from kgdb.documents.ttr import index_triples
+    from kgdb.documents.triple_index import index_triples
 
     return index_triples(store, embedder, progress=progress)
 

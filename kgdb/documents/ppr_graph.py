@@ -80,8 +80,8 @@ from kgdb.documents.spans import phrase_id, phrases, seed_sentences
 from kgdb.embed import Embedder
 from kgdb.engine.base import GraphStore
 from kgdb.errors import KgdbError
-from kgdb.link.ppr_options import FORMAT, TITLE_WEIGHT, GraphOptions, options_of
 from kgdb.schema.apply import await_indexes, execute_ddl
+from kgdb.stored.ppr_options import FORMAT, TITLE_WEIGHT, GraphOptions, options_of
 
 BATCH = 500
 

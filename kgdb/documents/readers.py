@@ -55,7 +55,7 @@ def _decode(path: Path, data: bytes) -> str:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise LoadError(f"{path}:{line}: not UTF-8 text ({exc.reason} at byte "
-                        f"{exc.start})") from None
+                        f"{exc.start})") from exc
     return normalise_newlines(text.removeprefix("\ufeff"))
 
 
@@ -64,7 +64,7 @@ def _read_bytes(path: Path) -> bytes:
         with open_data_file(path, what="document") as handle:
             return handle.read()
     except TextError as exc:
-        raise LoadError(str(exc)) from None
+        raise LoadError(str(exc)) from exc
 
 
 def _check(where: str, value: str, what: str) -> str:
@@ -160,15 +160,19 @@ def _records(path: Path) -> Iterator[tuple[str, Any]]:
             try:
                 yield f"{path}:{number}", json.loads(line)
             except json.JSONDecodeError as exc:
-                raise LoadError(f"{path}:{number}: not JSON ({exc.msg})") from None
+                raise LoadError(f"{path}:{number}: not JSON ({exc.msg})") from exc
             except RecursionError:
+                # from None: the cause is a recursion a thousand frames deep that says no
+                # more than the message
                 raise LoadError(f"{path}:{number}: the record is nested too deeply") from None
         return
     try:
         records = json.loads(data)
     except json.JSONDecodeError as exc:
-        raise LoadError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
+        raise LoadError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from exc
     except RecursionError:
+        # from None: the cause is a recursion a thousand frames deep that says no
+        # more than the message
         raise LoadError(f"{path}: the JSON is nested too deeply") from None
     if not isinstance(records, list):
         raise LoadError(f"{path}: a corpus must be a JSON list of {{id?, title, text}} records, "
@@ -254,7 +258,7 @@ def walk(root: Path) -> list[Path]:
                         found.append(Path(entry.path))
         except OSError as exc:
             raise LoadError(f"{directory}: cannot read this directory "
-                            f"({exc.strerror or exc})") from None
+                            f"({exc.strerror or exc})") from exc
     return found
 
 

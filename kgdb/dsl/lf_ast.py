@@ -88,9 +88,10 @@ class Ref:
 
 @dataclass(frozen=True)
 class Literal:
-    """A constant: a number or a piece of text."""
+    """A constant of a logical form or a rule: a number, a piece of text, or (rules) true or
+    false."""
 
-    value: float | int | str
+    value: bool | float | int | str
     span: Span | None = field(default=None, compare=False)
 
 

@@ -111,8 +111,10 @@ def parse_fragment(source: Source, normal: str, start: str, base: int) -> Tree:
     try:
         return grammar().parse(normal, start=start)
     except UnexpectedInput as exc:
-        raise _syntax_error(source, normal, exc, start, base) from None
+        raise _syntax_error(source, normal, exc, start, base) from exc
     except RecursionError:
+        # from None: the cause is a recursion a thousand frames deep that says no
+        # more than the message
         raise source.syntax_error("the program nests too deeply", base) from None
 
 

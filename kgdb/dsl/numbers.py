@@ -44,5 +44,5 @@ def parse_float(text: str) -> float:
     number = parse_number(text)
     try:
         return float(number)
-    except OverflowError:
-        raise NumberError(text, infinite=True) from None
+    except OverflowError as exc:
+        raise NumberError(text, infinite=True) from exc

@@ -1,4 +1,6 @@
-"""The rule language's AST (frozen dataclasses with spans) and the checked rule set.
+"""The rule language's AST (frozen dataclasses with spans) and the checked rule set. Spans
+and constants are the logical forms' (:class:`~kgdb.dsl.lf_ast.Span`,
+:class:`~kgdb.dsl.lf_ast.Literal`): one type for each.
 
 Stages (reference: dsl/README.md, "Rules")::
 
@@ -13,6 +15,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
+from kgdb.dsl.lf_ast import Literal, Span
 from kgdb.errors import DslSemanticError
 
 DEFAULT_PREDICATE = "belongTo"
@@ -22,15 +25,8 @@ SUBRULE_NAME = re.compile(r"^R\d+$")
 """Names reserved for sub-rules (back-quote a property so named)."""
 
 
-@dataclass(frozen=True)
-class Span:
-    """Where a construct starts in the source (1-based line and column)."""
-
-    line: int
-    column: int
-
-
-NO_SPAN = Span(0, 0)
+NO_SPAN = Span(0, 0, 0, 0)
+"""The span of a construct built by code rather than parsed."""
 
 
 @dataclass(frozen=True)
@@ -53,12 +49,6 @@ class ConceptKey:
 @dataclass(frozen=True)
 class Property:
     name: str
-    span: Span = field(default=NO_SPAN, compare=False)
-
-
-@dataclass(frozen=True)
-class Literal:
-    value: int | float | str | bool
     span: Span = field(default=NO_SPAN, compare=False)
 
 

@@ -47,11 +47,12 @@ def rules_parser() -> Lark:
 
 
 def _span(meta: Any) -> Span:
-    return Span(getattr(meta, "line", 0) or 0, getattr(meta, "column", 0) or 0)
+    return Span(getattr(meta, "line", 0) or 0, getattr(meta, "column", 0) or 0,
+                getattr(meta, "start_pos", 0) or 0, getattr(meta, "end_pos", 0) or 0)
 
 
 def _tok_span(tok: Token) -> Span:
-    return Span(tok.line or 0, tok.column or 0)
+    return Span(tok.line or 0, tok.column or 0, tok.start_pos or 0, tok.end_pos or 0)
 
 
 _ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", "'": "'", '"': '"'}
@@ -74,9 +75,9 @@ def _number(tok: Token) -> int | float:
                              column=tok.column or 0)
     try:
         return parse_number(text)
-    except NumberError:
+    except NumberError as exc:
         raise DslSyntaxError(f"number {text} is out of range", line=tok.line or 0,
-                             column=tok.column or 0) from None
+                             column=tok.column or 0) from exc
 
 
 _COMPARATORS = {"==": "=", "!=": "<>"}
@@ -248,7 +249,7 @@ def parse(source: str, source_name: str = "<rules>") -> Program:
     try:
         tree = rules_parser().parse(source)
     except UnexpectedInput as exc:
-        raise _syntax_error(exc, source, source_name) from None
+        raise _syntax_error(exc, source, source_name) from exc
     _check_depth(tree, source, source_name)
     try:
         items = _ToAst().transform(tree)
@@ -257,6 +258,6 @@ def parse(source: str, source_name: str = "<rules>") -> Program:
             err = exc.orig_exc
             raise DslSyntaxError(err.reason, line=err.line, column=err.column,
                                  source_line=source_line(source, err.line),
-                                 file=source_name) from None
+                                 file=source_name) from exc
         raise
     return Program(items, source, source_name)

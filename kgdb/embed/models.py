@@ -44,7 +44,7 @@ class SentenceTransformerEmbedder(Embedder):
                 self._model = SentenceTransformer(str(model_dir()), device="cpu")
             except Exception as exc:  # import errors, missing files
                 raise EmbeddingError(f"cannot load the embedding model {self.model_id}: "
-                                     f"{exc}") from None
+                                     f"{exc}") from exc
         return self._model
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -82,7 +82,7 @@ class OpenAIEmbedder(Embedder):
                 rows.extend(item.embedding for item in sorted(reply.data, key=lambda d: d.index))
         except Exception as exc:
             raise EmbeddingError(f"embedding endpoint failed for model {self._model!r}: "
-                                 f"{exc}") from None
+                                 f"{exc}") from exc
         out = np.asarray(rows, dtype=np.float32).reshape(len(texts), -1)
         if self._dimension is None and len(texts):
             self._dimension = int(out.shape[1])

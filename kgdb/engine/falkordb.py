@@ -70,7 +70,7 @@ class FalkorDBStore(GraphStore):
         except Exception as exc:
             raise EngineConnectionError(
                 f"cannot connect to FalkorDB at {self.host}:{self.port}: {_cause(exc)}"
-            ) from None
+            ) from exc
         if not exists:
             self.close()
             raise GraphNotFoundError(f"FalkorDB at {self.host}:{self.port} has no graph "
@@ -184,9 +184,9 @@ class FalkorDBStore(GraphStore):
                     raise
                 raw = send(query, timeout=timeout_ms)
         except redis.ResponseError as exc:
-            raise _statement_error(str(exc), statement) from None
+            raise _statement_error(str(exc), statement) from exc
         except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
-            raise self._unavailable(exc) from None
+            raise self._unavailable(exc) from exc
         if statement.write:
             self._scan_checked = -math.inf  # the sizes are read again at the next search
         columns = [str(h[1]) for h in raw.header]
@@ -271,9 +271,9 @@ class FalkorDBStore(GraphStore):
         try:
             reply = self._db.connection.execute_command(command.name, *args)
         except redis.ResponseError as exc:
-            raise StatementError(f"{command.description or command.name}: {exc}") from None
+            raise StatementError(f"{command.description or command.name}: {exc}") from exc
         except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
-            raise self._unavailable(exc) from None
+            raise self._unavailable(exc) from exc
         self._scan_checked = -math.inf  # GRAPH.BULK adds nodes
         return reply
 

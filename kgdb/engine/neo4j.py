@@ -71,16 +71,16 @@ class Neo4jStore(GraphStore):
             )
             self._driver.verify_connectivity()
         except (ValueError, nx.ConfigurationError) as exc:
-            raise ConfigError(f"invalid Neo4j URI {uri!r}: {_cause(exc)}") from None
+            raise ConfigError(f"invalid Neo4j URI {uri!r}: {_cause(exc)}") from exc
         except nx.AuthError as exc:
             self._driver_close_quietly()
             raise EngineConnectionError(
                 f"cannot connect to Neo4j at {uri}: authentication failed for user "
-                f"{username!r} (check NEO4J_USERNAME/NEO4J_PASSWORD): {_message(exc)}") from None
+                f"{username!r} (check NEO4J_USERNAME/NEO4J_PASSWORD): {_message(exc)}") from exc
         except (nx.DriverError, nx.Neo4jError, OSError) as exc:
             self._driver_close_quietly()
             raise EngineConnectionError(
-                f"cannot connect to Neo4j at {uri}: {_cause(exc)}") from None
+                f"cannot connect to Neo4j at {uri}: {_cause(exc)}") from exc
         if database:
             self._check_database(database)
         self.plugin_version: str | None = None
@@ -142,7 +142,7 @@ class Neo4jStore(GraphStore):
             self.close()
             raise GraphNotFoundError(
                 f"Neo4j at {self.uri} has no database {database!r} (NEO4J_DATABASE){there}: "
-                "unset NEO4J_DATABASE or name an existing database") from None
+                "unset NEO4J_DATABASE or name an existing database") from exc
 
     def on_database(self, database: str) -> Neo4jStore:
         """A view of this store on another database of the same server (``system`` for
@@ -231,33 +231,33 @@ class Neo4jStore(GraphStore):
         except nx.AuthError as exc:
             raise EngineConnectionError(
                 f"{self.address}: authentication failed for user {self.username!r} "
-                f"(NEO4J_USERNAME/NEO4J_PASSWORD): {_message(exc)}") from None
+                f"(NEO4J_USERNAME/NEO4J_PASSWORD): {_message(exc)}") from exc
         except nx.ClientError as exc:
             code = exc.code or ""
             if "TransactionTimedOut" in code or "Terminated" in code:
-                raise QueryTimeoutError(f"statement timed out: {_message(exc)}") from None
+                raise QueryTimeoutError(f"statement timed out: {_message(exc)}") from exc
             if "Forbidden" in code or "AccessMode" in code:
                 raise ReadOnlyViolationError(
-                    "this statement writes; run it as a write (kgdb cypher --write)") from None
+                    "this statement writes; run it as a write (kgdb cypher --write)") from exc
             if code.endswith("DatabaseNotFound"):
                 raise EngineConnectionError(
-                    f"{self.address}: database not found ({code}): {_message(exc)}") from None
+                    f"{self.address}: database not found ({code}): {_message(exc)}") from exc
             if code.endswith("ProcedureNotFound"):
                 raise StatementError(
-                    f"Neo4j has no such procedure ({code}): {_message(exc)}") from None
-            raise StatementError(f"Neo4j rejected the statement ({code}): {_message(exc)}") from None
+                    f"Neo4j has no such procedure ({code}): {_message(exc)}") from exc
+            raise StatementError(f"Neo4j rejected the statement ({code}): {_message(exc)}") from exc
         except nx.TransientError as exc:
             how = (f"after the driver's retries ({self.RETRY_TIME_S:.0f} s)" if retried else
                    "and was not retried because it is not idempotent")
             raise TransientEngineError(
                 f"Neo4j aborted the transaction ({exc.code}) {how}; nothing of it was written: "
-                f"{_message(exc)}") from None
+                f"{_message(exc)}") from exc
         except (nx.ServiceUnavailable, nx.SessionExpired) as exc:
-            raise EngineUnavailableError(f"{self.address} unavailable: {_cause(exc)}") from None
+            raise EngineUnavailableError(f"{self.address} unavailable: {_cause(exc)}") from exc
         except nx.Neo4jError as exc:
-            raise EngineError(f"Neo4j error ({exc.code}): {_message(exc)}") from None
+            raise EngineError(f"Neo4j error ({exc.code}): {_message(exc)}") from exc
         except nx.DriverError as exc:
-            raise EngineError(f"Neo4j driver error: {_cause(exc)}") from None
+            raise EngineError(f"Neo4j driver error: {_cause(exc)}") from exc
 
     def _command(self, command: EngineCommand) -> Any:
         raise UnsupportedFeatureError(f"engine command {command.name}", "neo4j")

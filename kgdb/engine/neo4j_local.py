@@ -374,10 +374,10 @@ def resolve_classpaths() -> tuple[list[str], list[str]]:
                 [mvn, "-B", "-q", "-Dstyle.color=never", "-f", str(pom_file), "-P", profile,
                  "dependency:build-classpath", f"-Dmdep.outputFile={out}"],
                 capture_output=True, text=True, timeout=RESOLVE_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
+        except subprocess.TimeoutExpired as exc:
             raise EngineConnectionError(
                 f"Neo4j: Maven did not resolve the {profile} jars within "
-                f"{RESOLVE_TIMEOUT_S:.0f} s") from None
+                f"{RESOLVE_TIMEOUT_S:.0f} s") from exc
         if done.returncode != 0:
             output = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout + done.stderr)
             errors = [ln.removeprefix("[ERROR]").strip().removesuffix("-> [Help 1]").strip()

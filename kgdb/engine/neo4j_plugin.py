@@ -78,9 +78,9 @@ def _build(src: Path, jar: Path) -> None:
         done = subprocess.run([mvn, "-B", "-q", "-Dstyle.color=never", "-DskipTests",
                                "-f", str(src / "pom.xml"), "package"],
                               capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
+    except subprocess.TimeoutExpired as exc:
         raise EngineConnectionError(f"the kgdb Neo4j plugin: Maven did not build it within "
-                                    f"{BUILD_TIMEOUT_S:.0f} s") from None
+                                    f"{BUILD_TIMEOUT_S:.0f} s") from exc
     built = src / "target" / f"{ARTIFACT}-{VERSION}.jar"
     if done.returncode != 0 or not built.is_file():
         output = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout + done.stderr)

@@ -95,9 +95,9 @@ def file_lock(path: Path, timeout_s: float, what: str) -> Iterator[None]:
     lock = filelock.FileLock(path, mode=0o600)
     try:
         lock.acquire(timeout=timeout_s, poll_interval=0.1)
-    except filelock.Timeout:
+    except filelock.Timeout as exc:
         raise EngineConnectionError(f"{what}: timed out waiting for the lock {path} held by "
-                                    "another kgdb process") from None
+                                    "another kgdb process") from exc
     try:
         yield
     finally:

@@ -277,7 +277,7 @@ class Linker:
             raise LinkError(
                 f"cannot search the vector indexes of {labels} on {self.store.address} "
                 f"({exc}); load a graph first (kgdb schema apply, kgdb load triples)"
-            ) from None
+            ) from exc
         finally:
             self.report.timings_ms["vector"] += (time.perf_counter() - t0) * 1000
         self.report.statements.append(statement)

@@ -222,28 +222,28 @@ class ChatClient:
 
         try:
             yield
-        except openai.APITimeoutError:
+        except openai.APITimeoutError as exc:
             raise LlmError(f"the LLM at {self.endpoint} did not answer within "
                            f"{self.settings.timeout_s:g} s",
-                           "the LLM endpoint failed (no answer in time)") from None
-        except openai.RateLimitError:
+                           "the LLM endpoint failed (no answer in time)") from exc
+        except openai.RateLimitError as exc:
             raise LlmError(f"the LLM at {self.endpoint} kept answering 429 (rate limited) "
                            f"after {self.settings.http_retries} retries",
-                           "the LLM endpoint failed (HTTP 429)") from None
+                           "the LLM endpoint failed (HTTP 429)") from exc
         except openai.APIConnectionError as exc:
             raise LlmError(f"cannot reach the LLM at {self.endpoint}: {exc}",
-                           "the LLM endpoint failed (unreachable)") from None
+                           "the LLM endpoint failed (unreachable)") from exc
         except openai.APIStatusError as exc:
             raise LlmError(f"the LLM at {self.endpoint} answered HTTP {exc.status_code}: "
                            f"{_short(exc.message)}",
-                           f"the LLM endpoint failed (HTTP {exc.status_code})") from None
+                           f"the LLM endpoint failed (HTTP {exc.status_code})") from exc
         except openai.OpenAIError as exc:
-            raise LlmError(f"the LLM at {self.endpoint} failed: {_short(str(exc))}") from None
+            raise LlmError(f"the LLM at {self.endpoint} failed: {_short(str(exc))}") from exc
         except (ValueError, TypeError, AttributeError, KeyError, IndexError,
                 RecursionError) as exc:  # a 200 whose body is no chat completion
             raise LlmError(f"the LLM at {self.endpoint} sent a reply that is no chat "
                            f"completion: {_short(repr(exc))}",
-                           "the LLM endpoint failed (a malformed reply)") from None
+                           "the LLM endpoint failed (a malformed reply)") from exc
 
     def complete_parsed(self, messages: list[dict[str, str]], parse: Callable[[str], T], *,
                         attempts: int = 3, what: str = "reply",

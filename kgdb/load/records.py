@@ -86,8 +86,10 @@ def read_spec(spec_path: Path) -> RecordSpec:
     try:
         data = tomllib.loads(read_text_file(spec_path, what="loader spec"))
     except tomllib.TOMLDecodeError as exc:
-        raise _spec_error(spec_path, f"invalid TOML: {exc}") from None
+        raise _spec_error(spec_path, f"invalid TOML: {exc}") from exc
     except RecursionError:
+        # from None: the cause is a recursion a thousand frames deep that says no
+        # more than the message
         raise _spec_error(spec_path, "invalid TOML: nested too deeply") from None
     unknown = set(data) - {"file", "entity", "columns"}
     if unknown:
@@ -134,9 +136,9 @@ def read_spec(spec_path: Path) -> RecordSpec:
         if not isinstance(encoding, str):
             raise LookupError(encoding)
         encoding = codecs.lookup(encoding).name
-    except LookupError:
+    except LookupError as exc:
         raise _spec_error(spec_path, f"[file] encoding {encoding!r} is not an encoding Python "
-                                     "knows (e.g. utf-8, latin-1, cp1252)") from None
+                                     "knows (e.g. utf-8, latin-1, cp1252)") from exc
     id_prefix = entity.get("id_prefix", "")
     if not isinstance(id_prefix, str):
         raise _spec_error(spec_path, "[entity] id_prefix must be a string")
@@ -193,8 +195,8 @@ def _convert(text: str, kind: str) -> Any:
         number = parse_float(text)
     except NumberError as exc:
         if exc.infinite:
-            raise ValueError(str(exc)) from None
-        raise ValueError(f"{text!r} is not a{'n int' if kind == 'int' else ' float'}") from None
+            raise ValueError(str(exc)) from exc
+        raise ValueError(f"{text!r} is not a{'n int' if kind == 'int' else ' float'}") from exc
     if kind == "int":
         if not number.is_integer():
             raise ValueError(f"{text!r} is not an int")
@@ -220,7 +222,7 @@ def read_records(spec: RecordSpec, path: Path) -> list[Record]:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise LoadError(f"{path}:{line}: not {spec.encoding} text ({exc.reason} at byte "
-                        f"{exc.start})") from None
+                        f"{exc.start})") from exc
     handle = io.StringIO(text, newline="")
     records: list[Record] = []
     ids: dict[str, int] = {}
@@ -252,7 +254,7 @@ def read_records(spec: RecordSpec, path: Path) -> list[Record]:
                     raise LoadError(f"{path}:{line}: id {rid!r} repeats the row at line {ids[rid]}")
                 ids[rid] = line
         except csv.Error as exc:
-            raise LoadError(f"{path}:{reader.line_num}: {exc}") from None
+            raise LoadError(f"{path}:{reader.line_num}: {exc}") from exc
     return records
 
 
@@ -281,7 +283,7 @@ def _record(spec: RecordSpec, path: Path, line: int, row: list[str], indexes: li
         try:
             values.append(_convert(text, col.type))
         except ValueError as exc:
-            raise LoadError(f"{path}:{line}: column {col.column} ({col.property}): {exc}") from None
+            raise LoadError(f"{path}:{line}: column {col.column} ({col.property}): {exc}") from exc
     if id_index is not None:
         key = row[id_index].strip(_SPACE)
         if not key or key in spec.missing:
@@ -299,7 +301,7 @@ def merge_records(dialect: Dialect, spec: RecordSpec,
         return cypher_load.merge_records(dialect, spec.label, [c.property for c in spec.columns],
                                          records)
     except InvalidIdentifierError as exc:
-        raise LoadError(f"{spec.source}: {exc}") from None
+        raise LoadError(f"{spec.source}: {exc}") from exc
 
 
 def load_records(store: GraphStore, spec: RecordSpec, path: Path | None = None, *,

@@ -264,7 +264,7 @@ def load_triples(store: GraphStore, embedder: Embedder, path: str | Path, *,
                                        errors="backslashreplace")
                     except OSError as exc:
                         raise LoadError(f"{rejects_file}: cannot write the rejects file: "
-                                        f"{exc.strerror or exc}") from None
+                                        f"{exc.strerror or exc}") from exc
                     report.rejects_file = str(rejects_file)
                 for b in bad:
                     rejects.write(f"{b.line}\t{b.reason}\t{_visible(b.raw)}\n")
@@ -607,7 +607,7 @@ class _Writer:
             raise LoadError(
                 f"{self.path}:{first}-{last}: the engine rejected the batch: {exc}; {written}"
                 f"{before}; fix the cause and run the same command again (loading is "
-                "idempotent)") from None
+                "idempotent)") from exc
 
     def drain(self) -> None:
         while self._pending:

@@ -47,7 +47,7 @@ def load(store: GraphStore, code: str) -> None:
     except StatementError as exc:
         if "unknown command" in str(exc).lower() or "unknown subcommand" in str(exc).lower():
             raise UdfError(f"{store.address} has no JavaScript UDFs (FalkorDB 4.16 or later "
-                           "is needed)") from None
+                           "is needed)") from exc
         raise
 
 

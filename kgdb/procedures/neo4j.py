@@ -174,7 +174,7 @@ class _administration:
             raise ProcedureError(
                 f"user {getattr(self.store, 'username', '?')!r} may not install procedures on "
                 f"{self.store.address}: an admin must run kgdb procedures install "
-                f"({str(exc).splitlines()[0][:200]})") from None
+                f"({str(exc).splitlines()[0][:200]})") from exc
 
 
 REINSTALL_S = 5.0

@@ -74,7 +74,7 @@ from kgdb.cypher.beam import BeamError, check_direction, check_width
 from kgdb.engine import GraphStore
 
 
-class Fact(NamedTuple):
+class PathFact(NamedTuple):
     """One fact of a beam path, in its stored direction."""
 
     head: str
@@ -91,7 +91,7 @@ class Fact(NamedTuple):
 Triple = tuple[str, str, str]
 """``(head id, relationship type, tail id)``."""
 
-__all__ = ["AddedTriple", "BeamAnswer", "BeamError", "BeamPath", "CompletedSubgraph", "Fact",
+__all__ = ["AddedTriple", "BeamAnswer", "BeamError", "BeamPath", "CompletedSubgraph", "PathFact",
            "Triple", "beam_answers", "beam_paths", "complete_subgraph"]
 
 
@@ -104,7 +104,7 @@ class BeamPath:
     """Entity ids along the path, the source first (``length + 1`` of them)."""
     names: tuple[str, ...]
     """Their names, in the same order."""
-    facts: tuple[Fact, ...]
+    facts: tuple[PathFact, ...]
     """The path's facts in path order, each in its stored direction."""
     score: float
     """The mean cosine of the facts."""
@@ -180,7 +180,7 @@ def beam_paths(store: GraphStore, vector: Sequence[float], sources: Iterable[str
 
 
 def _extend(parent: BeamPath, row: dict[str, Any]) -> BeamPath:
-    fact = Fact(str(row["head"]), str(row["type"]), str(row["tail"]),
+    fact = PathFact(str(row["head"]), str(row["type"]), str(row["tail"]),
                 "" if row["ttr"] is None else str(row["ttr"]), float(row["cosine"]))
     facts = (*parent.facts, fact)
     names = parent.names if parent.facts else (str(row["at_name"] or ""),)

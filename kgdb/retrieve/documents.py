@@ -59,7 +59,7 @@ def parse_mode(spec: str) -> Mode:
         options = parse_options(values)
     except ValidationError as exc:
         error = exc.errors()[0]
-        raise AskError(f"mode {spec!r}: {error['loc'][-1]}: {error['msg']}") from None
+        raise AskError(f"mode {spec!r}: {error['loc'][-1]}: {error['msg']}") from exc
     label = str(values["solver"]) + (":" + rest.strip() if rest.strip() else "")
     return Mode(label, options)
 
@@ -97,24 +97,24 @@ class _QuestionVectors(Embedder):
 
 
 @dataclass(frozen=True)
-class Question:
+class RetrievalQuestion:
     question: str
     supporting: tuple[str, ...]
     id: str = ""
 
 
-def read_questions(path: Path) -> list[Question]:
+def read_questions(path: Path) -> list[RetrievalQuestion]:
     """JSONL ``{question, supporting: [document ids or titles], id?}``, or MuSiQue's own
     ``questions.json`` (a list whose items have ``paragraphs`` with ``is_supporting``)."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise LoadError(f"{path}: cannot read the questions: {exc}") from None
+        raise LoadError(f"{path}: cannot read the questions: {exc}") from exc
     if text.lstrip().startswith("["):
         try:
             items = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise LoadError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
+            raise LoadError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from exc
         return [musique_question(f"{path}: item {i}", item) for i, item in enumerate(items, 1)]
     out = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -123,23 +123,23 @@ def read_questions(path: Path) -> list[Question]:
         try:
             item = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise LoadError(f"{path}:{number}: not JSON ({exc.msg})") from None
+            raise LoadError(f"{path}:{number}: not JSON ({exc.msg})") from exc
         if not isinstance(item, dict) or not isinstance(item.get("question"), str) or \
                 not isinstance(item.get("supporting"), list) or not item["supporting"]:
             raise LoadError(f"{path}:{number}: a question is {{question, supporting: [...]}}")
-        out.append(Question(item["question"], tuple(str(s) for s in item["supporting"]),
+        out.append(RetrievalQuestion(item["question"], tuple(str(s) for s in item["supporting"]),
                             str(item.get("id", number))))
     return out
 
 
-def musique_question(where: str, item: Any) -> Question:
+def musique_question(where: str, item: Any) -> RetrievalQuestion:
     """A MuSiQue question: its supporting paragraphs' titles are the supporting documents."""
     if not isinstance(item, dict) or "paragraphs" not in item or "question" not in item:
         raise LoadError(f"{where}: not a MuSiQue question (question, paragraphs)")
     titles = tuple(dict.fromkeys(p["title"] for p in item["paragraphs"] if p.get("is_supporting")))
     if not titles:
         raise LoadError(f"{where}: the question has no supporting paragraph")
-    return Question(item["question"], titles, str(item.get("id", "")))
+    return RetrievalQuestion(item["question"], titles, str(item.get("id", "")))
 
 
 @dataclass
@@ -165,7 +165,7 @@ def _documents_named(store: GraphStore, names: set[str]) -> dict[str, set[str]]:
     return out
 
 
-def evaluate(store: GraphStore, embedder: Embedder, questions: Sequence[Question], *,
+def evaluate(store: GraphStore, embedder: Embedder, questions: Sequence[RetrievalQuestion], *,
              ks: Sequence[int] = (2, 5, 10), modes: Sequence[Mode] | None = None,
              progress: bool = False) -> RetrievalEval:
     """Recall@k of supporting documents per mode (document ids; a title counts for the

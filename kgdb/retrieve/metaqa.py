@@ -24,7 +24,7 @@ from kgdb.engine import GraphStore
 from kgdb.errors import KgdbError, LoadError
 from kgdb.ir import Pattern
 from kgdb.measure import summary
-from kgdb.retrieve.simgrag import Retrieval, search
+from kgdb.retrieve.pattern_search import Retrieval, search
 
 RELATION_PHRASES = {
     "director": "directed by",
@@ -50,7 +50,7 @@ class MetaQAError(KgdbError):
 
 
 @dataclass(frozen=True)
-class Question:
+class MetaqaQuestion:
     line: int
     text: str
     topic: str
@@ -66,11 +66,11 @@ class Question:
         return len(self.steps) - 1
 
 
-def read_questions(path: Path) -> list[Question]:
+def read_questions(path: Path) -> list[MetaqaQuestion]:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
-        raise LoadError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise LoadError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     out = []
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
@@ -83,18 +83,18 @@ def read_questions(path: Path) -> list[Question]:
         m = _TOPIC.search(text)
         if not m:
             raise LoadError(f"{path}:{number}: no [topic entity] in the question")
-        out.append(Question(number, text.strip(), m.group(1).strip(),
+        out.append(MetaqaQuestion(number, text.strip(), m.group(1).strip(),
                             frozenset(a.strip() for a in answers.split("|") if a.strip()),
                             qtype.strip()))
     return out
 
 
-def oracle_pattern(question: Question) -> Pattern:
+def oracle_pattern(question: MetaqaQuestion) -> Pattern:
     """The pattern for ``question`` (its answer node: :func:`answer_var`)."""
     return pattern_from_triples(oracle_triples(question))
 
 
-def oracle_triples(question: Question) -> list[tuple[str, str, str]]:
+def oracle_triples(question: MetaqaQuestion) -> list[tuple[str, str, str]]:
     """The oracle pattern as SimGRAG's query graph: ``(head, relation phrase, tail)`` triples,
     the topic entity by name and the other nodes ``UNKNOWN <kind> <step>``, in chain order
     from the topic."""
@@ -119,7 +119,7 @@ def oracle_triples(question: Question) -> list[tuple[str, str, str]]:
     return triples
 
 
-def answer_var(question: Question, pattern: Pattern) -> str:
+def answer_var(question: MetaqaQuestion, pattern: Pattern) -> str:
     """The pattern variable of the answer: the UNKNOWN node of the chain's last step."""
     last = f"UNKNOWN {question.steps[-1].replace('_', ' ')} {question.hops}"
     return next(n.var for n in pattern.nodes if n.display == last)
@@ -135,7 +135,7 @@ def answer_matches(name: str, gold: frozenset[str]) -> bool:
 
 @dataclass
 class Outcome:
-    question: Question
+    question: MetaqaQuestion
     hit_at_k: bool
     hit_at_1: bool
     answers: list[str]
@@ -143,10 +143,10 @@ class Outcome:
     timings_ms: dict[str, float]
     topic_candidates: list[tuple[str, float]] = field(default_factory=list)
     paths: dict[str, str] = field(default_factory=dict)
-    """What ran each phase (:attr:`kgdb.retrieve.simgrag.Retrieval.paths`)."""
+    """What ran each phase (:attr:`kgdb.retrieve.pattern_search.Retrieval.paths`)."""
 
 
-def evaluate_question(store: GraphStore, embedder: Embedder, question: Question, *,
+def evaluate_question(store: GraphStore, embedder: Embedder, question: MetaqaQuestion, *,
                       k: int = 3, **options: Any) -> tuple[Outcome, Retrieval]:
     pattern = oracle_pattern(question)
     var = answer_var(question, pattern)
@@ -160,7 +160,7 @@ def evaluate_question(store: GraphStore, embedder: Embedder, question: Question,
                    dict(result.paths)), result
 
 
-def evaluate(store: GraphStore, embedder: Embedder, questions: Iterable[Question], *,
+def evaluate(store: GraphStore, embedder: Embedder, questions: Iterable[MetaqaQuestion], *,
              k: int = 3, warmup: int = 3, **options: Any) -> dict[str, Any]:
     """Hits@k, hits@1 and latency percentiles (per phase) per hop, plus every miss."""
     questions = list(questions)
@@ -199,7 +199,7 @@ def evaluate(store: GraphStore, embedder: Embedder, questions: Iterable[Question
 BEAM_KS = (1, 3, 10)
 
 
-def evaluate_beam(store: GraphStore, embedder: Embedder, questions: Iterable[Question], *,
+def evaluate_beam(store: GraphStore, embedder: Embedder, questions: Iterable[MetaqaQuestion], *,
                   ks: Sequence[int] = BEAM_KS, width: int = 3, direction: str = "both",
                   warmup: int = 3) -> dict[str, Any]:
     """KG-CQR's beam completion alone (kgdb/retrieve/beam.py): from each question's topic
@@ -214,7 +214,7 @@ def evaluate_beam(store: GraphStore, embedder: Embedder, questions: Iterable[Que
     vectors: Any = embedder.embed(texts) if texts else []
     for q, v in list(zip(questions, vectors, strict=True))[:warmup]:
         beam_answers(store, v, q.topic, width=width, max_length=q.hops, direction=direction)
-    by_hop: dict[int, list[tuple[Question, list[bool], float, list[str]]]] = {}
+    by_hop: dict[int, list[tuple[MetaqaQuestion, list[bool], float, list[str]]]] = {}
     started = time.perf_counter()
     for q, v in zip(questions, vectors, strict=True):
         t = time.perf_counter()

@@ -1,7 +1,7 @@
 """SimGRAG (Cai et al., "SimGRAG: Leveraging Similar Subgraphs for Knowledge Graphs Driven
 Retrieval-Augmented Generation"), the ``pattern`` solver: the question as a pattern graph of
 triples (written by the LLM, or given), its top-k isomorphic subgraphs by Graph Semantic
-Distance (:mod:`kgdb.retrieve.simgrag`), and the answer written from them."""
+Distance (:mod:`kgdb.retrieve.pattern_search`), and the answer written from them."""
 
 from __future__ import annotations
 
@@ -15,14 +15,14 @@ from kgdb.engine.base import GraphStore
 from kgdb.llm import ChatClient
 from kgdb.measure import Timings
 from kgdb.retrieve.evidence import Evidence, Fact, Group
-from kgdb.retrieve.simgrag import Distinctness, EngineName, Retrieval, search
-from kgdb.retrieve.simgrag_llm import (
+from kgdb.retrieve.pattern_llm import (
     Dataset,
     answer_messages,
     generate_answer,
     load_examples,
     query_to_pattern,
 )
+from kgdb.retrieve.pattern_search import Distinctness, EngineName, Retrieval, search
 from kgdb.retrieve.solver import Answer, LlmRequiredError, Solver, SolverOptions
 
 Triple = tuple[str, str, str]

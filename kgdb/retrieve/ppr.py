@@ -60,12 +60,12 @@ from kgdb.engine.base import GraphStore
 from kgdb.errors import KgdbError
 from kgdb.graph_cache import GraphCache
 from kgdb.link.gazetteer import NameIndex
-from kgdb.link.ppr_options import GraphOptions, options_of
 from kgdb.llm import ChatClient
 from kgdb.retrieve.evidence import Evidence, Json, Passage, documents_of
-from kgdb.retrieve.lexical import lexical_ready, lexical_rows, min_max, missing_index
+from kgdb.retrieve.keyword import lexical_ready, lexical_rows, min_max, missing_index
 from kgdb.retrieve.pagerank import DAMPING
 from kgdb.retrieve.solver import PassageOptions, Solver, SolverOptions
+from kgdb.stored.ppr_options import GraphOptions, options_of
 
 
 class PprError(KgdbError):
@@ -291,7 +291,7 @@ def _pagerank(store: GraphStore, seeds: dict[int, float], boost: dict[int, float
     if store.dialect.PROCEDURES == "udf":  # FalkorDB: kgdb's UDF library has kgdb.ppr
         return [dict(r) for r in store.run(cy.udf_ppr_chunks(
             seeds, damping=o.damping, epsilon=o.epsilon, k=o.passages, boost=boost,
-            paths_from=phrases, paths_of=PATHS_OF, d=store.dialect)).records()]
+            paths_from=phrases, paths_of=PATHS_OF, dialect=store.dialect)).records()]
     if store.dialect.PPR is not None and projected:  # kgdb's Neo4j plugin
         return [dict(r) for r in store.run(cy.native_ppr_chunks(
             store.dialect, seeds, damping=o.damping, epsilon=o.epsilon, k=o.passages,

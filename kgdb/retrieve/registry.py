@@ -10,14 +10,16 @@ from typing import TYPE_CHECKING, Annotated, Any, Union
 from pydantic import Discriminator, Tag, TypeAdapter
 
 from kgdb.errors import did_you_mean
-from kgdb.retrieve.chunks import EntitiesSolver, HybridSolver, VectorSolver
-from kgdb.retrieve.cqr import TripleContextSolver
-from kgdb.retrieve.hig import DocumentGraphSolver
-from kgdb.retrieve.lexical import KeywordSolver
+from kgdb.retrieve.document_graph import DocumentGraphSolver
+from kgdb.retrieve.entities import EntitiesSolver
+from kgdb.retrieve.hybrid import HybridSolver
+from kgdb.retrieve.keyword import KeywordSolver
 from kgdb.retrieve.logical_form import LogicalFormSolver
 from kgdb.retrieve.pattern import PatternSolver
 from kgdb.retrieve.ppr import PprSolver
 from kgdb.retrieve.solver import AskError, Solver, SolverOptions
+from kgdb.retrieve.triple_context import TripleContextSolver
+from kgdb.retrieve.vector import VectorSolver
 
 SOLVERS: dict[str, Solver[Any]] = {s.name: s for s in (
     PatternSolver(),

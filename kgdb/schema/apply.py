@@ -52,7 +52,7 @@ class IndexSpec:
 
 
 @dataclass
-class ApplyReport:
+class SchemaReport:
     created: list[str] = field(default_factory=list)
     existing: list[str] = field(default_factory=list)
     entity_types: int = 0
@@ -151,9 +151,9 @@ def ensure_base_schema(store: GraphStore, embedder: Embedder) -> None:
         apply_schema(store, Schema(source="<built-in>"), embedder)
 
 
-def apply_schema(store: GraphStore, schema: Schema, embedder: Embedder) -> ApplyReport:
+def apply_schema(store: GraphStore, schema: Schema, embedder: Embedder) -> SchemaReport:
     dialect = store.dialect
-    report = ApplyReport()
+    report = SchemaReport()
     existing = store.indexes()
     check_embedding(store, embedder, existing)
     have = {info.key for info in existing}
@@ -183,7 +183,7 @@ def apply_schema(store: GraphStore, schema: Schema, embedder: Embedder) -> Apply
 
 
 def _apply_catalog(store: GraphStore, schema: Schema, embedder: Embedder,
-                   report: ApplyReport) -> None:
+                   report: SchemaReport) -> None:
     d = store.dialect
     types = list(schema.types)
     if types:

@@ -44,10 +44,10 @@ def _expected_errors(tool: F, timeout_s: float | None = None) -> F:
         except ValidationError as exc:
             error = exc.errors()[0]
             where = ".".join(str(p) for p in error["loc"])
-            raise ToolError(f"options.{where}: {scrub(str(error['msg']))}") from None
+            raise ToolError(f"options.{where}: {scrub(str(error['msg']))}") from exc
         except Exception as exc:
             _, message = report(exc, rid, f"mcp {tool.__name__}")
-            raise ToolError(f"{message} (request {rid})") from None
+            raise ToolError(f"{message} (request {rid})") from exc
     return wrapper  # type: ignore[return-value]
 
 

@@ -302,9 +302,9 @@ class Operations:
                            threshold: float) -> list[dict[str, Any]]:
         """Dify's records: the nearest chunks and triple texts by cosine similarity."""
         from kgdb import vocabulary
-        from kgdb.link.triples import indexed_types
-        from kgdb.retrieve.cqr import nearest_facts
         from kgdb.retrieve.passages import nearest_passages
+        from kgdb.retrieve.triple_context import nearest_facts
+        from kgdb.stored.triples import indexed_types
 
         top_k = min(top_k, self.config.max_rows)
         if top_k < 1 or not query.strip():

@@ -88,9 +88,9 @@ class Tenants:
                   else dataclasses.replace(self.settings, graph=name))
         try:
             return connect(tenant, create=False)
-        except GraphNotFoundError:
+        except GraphNotFoundError as exc:
             what = "database" if self.neo4j else "graph"
-            raise ServiceError(404, f"no {what} {name!r} on this server") from None
+            raise ServiceError(404, f"no {what} {name!r} on this server") from exc
 
     def _evict(self) -> None:
         """Close the least recently used stores no request holds, down to the limit (the

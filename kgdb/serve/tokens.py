@@ -122,7 +122,7 @@ class TokenFile:
         try:
             info = path.stat()
         except OSError as exc:
-            raise ConfigError(f"{path}: cannot read the token file: {exc.strerror}") from None
+            raise ConfigError(f"{path}: cannot read the token file: {exc.strerror}") from exc
         if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
             raise ConfigError(f"{path}: the token file is readable by others (mode "
                               f"{stat.S_IMODE(info.st_mode):o}): chmod 600 {path}")
@@ -130,7 +130,7 @@ class TokenFile:
             data = json.loads(path.read_text(encoding="utf-8"))
             tokens = [_token(entry) for entry in data["tokens"]]
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise ConfigError(f"{path}: not a kgdb token file ({exc})") from None
+            raise ConfigError(f"{path}: not a kgdb token file ({exc})") from exc
         names = [t.name for t in tokens]
         if len(set(names)) != len(names):
             raise ConfigError(f"{path}: a token name is used twice")

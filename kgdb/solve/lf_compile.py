@@ -127,7 +127,7 @@ def compile_plan(plan: Plan, dialect: Dialect,
     try:
         return _Compiler(plan, dialect).run(linker)
     except InvalidIdentifierError as exc:
-        raise CompileError(f"{plan.file}: {exc}") from None
+        raise CompileError(f"{plan.file}: {exc}") from exc
 
 
 @dataclass
@@ -243,7 +243,7 @@ class _Compiler:
         try:
             pattern = Pattern(tuple(node_refs), tuple(edges))
         except PatternError as exc:
-            raise self.error(self.plan.steps[indexes[0]], str(exc)) from None
+            raise self.error(self.plan.steps[indexes[0]], str(exc)) from exc
         bound = frozenset(a for a in nodes if a in self.graph_aliases)
         self.items.append(_Group(indexes, pattern, bound))
         for alias in nodes:

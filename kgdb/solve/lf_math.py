@@ -53,7 +53,7 @@ def to_number(value: object) -> float:
     try:
         return parse_float(text)
     except NumberError as exc:
-        raise MathError(str(exc)) from None
+        raise MathError(str(exc)) from exc
 
 
 def _values(expr: MathExpr, lookup: Lookup) -> list[object]:
@@ -92,10 +92,10 @@ def _eval(expr: MathExpr, lookup: Lookup) -> float | list[float]:
                 raise MathError(f"the power {left:g}^{right:g} is out of range")
             try:
                 return _check(float(left ** right))
-            except (OverflowError, ZeroDivisionError):
-                raise MathError(f"the power {left:g}^{right:g} is out of range") from None
-            except TypeError:  # a complex result
-                raise MathError(f"{left:g}^{right:g} is not a real number") from None
+            except (OverflowError, ZeroDivisionError) as exc:
+                raise MathError(f"the power {left:g}^{right:g} is out of range") from exc
+            except TypeError as exc:  # a complex result
+                raise MathError(f"{left:g}^{right:g} is not a real number") from exc
     if isinstance(expr, Func):
         args = [v for a in expr.args for v in _values(a, lookup)]
         name = expr.name

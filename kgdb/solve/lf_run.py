@@ -281,7 +281,7 @@ class Executor:
         try:
             values = self._python_step(state, step, trace)
         except MathError as exc:
-            raise self._error(state, step, str(exc)) from None
+            raise self._error(state, step, str(exc)) from exc
         if values is not None:
             name = step.result or (step.set.alias if isinstance(step, SortStep) else
                                    f"_{step.kind}{index}")

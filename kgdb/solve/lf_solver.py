@@ -112,10 +112,10 @@ def parse_planner_reply(text: str) -> tuple[str, Plan]:
     try:
         return body, parse_plan(body, "plan")
     except DslError as exc:
-        raise OutputParseError(f"the plan is not valid: {exc}") from None
+        raise OutputParseError(f"the plan is not valid: {exc}") from exc
 
 
-def parse_verdict(text: str) -> tuple[str, str]:
+def parse_judge_reply(text: str) -> tuple[str, str]:
     for line in strip_reasoning(text).splitlines():
         m = re.match(r"^\s*\**\s*(ANSWER|MISSING)\s*\**\s*[:：]\s*(.*)$", line, re.IGNORECASE)
         if m and m.group(2).strip():
@@ -180,7 +180,7 @@ def solve_lf(question: str, store: Any, embedder: Any, llm: Any, rounds: int = 3
             {"role": "system", "content": JUDGE_PROMPT},
             {"role": "user", "content": f"Question: {question}\nFacts:\n"
                                         f"{_memory_text(result.rounds)}"},
-        ], parse_verdict, attempts=3, what="verdict")
+        ], parse_judge_reply, attempts=3, what="verdict")
         record.verdict = f"{kind}: {text}"
         if kind == "ANSWER":
             result.answer, result.answered = text, True

@@ -15,7 +15,7 @@ from kgdb.solve.rules import Conclusion, check_facts
 
 
 @dataclass
-class ApplyReport:
+class RulesReport:
     """What one materialisation did, statement by statement, and the resulting counts."""
 
     ruleset: str
@@ -28,11 +28,11 @@ class ApplyReport:
 
 def apply_rules(store: GraphStore, rules: RuleSet, *, label: str | None, ruleset: str,
                 evaluated_at: str | None = None,
-                progress: Callable[[str], None] | None = None) -> ApplyReport:
+                progress: Callable[[str], None] | None = None) -> RulesReport:
     """Materialise ``rules`` on the stored nodes: every statement is idempotent, so a run that
     stopped half-way is completed by running it again."""
     at = evaluated_at or _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-    report = ApplyReport(ruleset, at)
+    report = RulesReport(ruleset, at)
     statements = cypher_rules.materialise_statements(store.dialect, rules, label=label,
                                                      ruleset=ruleset, evaluated_at=at)
     for description, statement in statements:

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 from kgdb.documents.pipeline import DocumentOptions, load_documents
-from kgdb.retrieve.chunks import HybridOptions
 from kgdb.retrieve.documents import evaluate, parse_modes, read_questions
+from kgdb.retrieve.hybrid import HybridOptions
 from kgdb.retrieve.registry import solver_named
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "2wiki-100"

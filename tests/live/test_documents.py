@@ -22,8 +22,9 @@ from kgdb.documents.model import ExtractedEntity, ExtractedRelation, Extraction
 from kgdb.documents.pipeline import DocumentOptions, delete_documents, load_documents
 from kgdb.errors import LoadError
 from kgdb.load.triples import load_triples
-from kgdb.retrieve.chunks import EntitiesOptions, HybridOptions
+from kgdb.retrieve.entities import EntitiesOptions
 from kgdb.retrieve.evidence import documents_of
+from kgdb.retrieve.hybrid import HybridOptions
 from kgdb.retrieve.registry import solver_named
 from tests.conftest import engine_env, shared_data
 
@@ -482,7 +483,7 @@ def test_musique_through_the_llm_resumes_without_paying_twice(
 def test_kg_retriever_collaboration_modes(cli_store, embedder, tmp_path: Path) -> None:
     """KG-Retriever's document-level collaboration over `kgdb index knn`'s layer: seeds by the
     query, then SIMILAR neighbours (one-hop), weighted and thresholded (attentive, multi-hop)."""
-    from kgdb.retrieve.hig import DocumentGraphOptions, collaboration
+    from kgdb.retrieve.document_graph import DocumentGraphOptions, collaboration
 
     corpus = write(tmp_path / "corpus.json", json.dumps([
         {"title": "Paris", "text": "Paris is the capital and largest city of France."},

@@ -12,7 +12,7 @@ import pytest
 
 from kgdb.documents.ppr_graph import build_graph
 from kgdb.procedures import falkordb as udf
-from kgdb.retrieve import chunks as chunks_module
+from kgdb.retrieve import entities as entities_module
 from kgdb.retrieve import ppr as ppr_module
 from kgdb.retrieve.ppr import PprOptions, PprSolver
 from tests.conftest import _falkordb_store
@@ -101,7 +101,7 @@ def _rebuild(store: Any, embedder: Any, tmp_path: Path) -> None:
 def test_entity_names_are_kept_per_graph(embedded_home: Path, embedder: Any,
                                          tmp_path: Path) -> None:
     """``--solver chunks``' entity names: per graph, read again only after that graph's load."""
-    from kgdb.retrieve.chunks import _name_index
+    from kgdb.retrieve.entities import _name_index
 
     stores = [_falkordb_store(embedded_home) for _ in range(2)]
     a, b = (next(s) for s in stores)
@@ -110,7 +110,7 @@ def test_entity_names_are_kept_per_graph(embedded_home: Path, embedder: Any,
         (tmp_path / "b").mkdir()
         _load(a, embedder, tmp_path / "a", SCIENTISTS)
         _load(b, embedder, tmp_path / "b", CORPUS)
-        cache = chunks_module._NAME_INDEXES
+        cache = entities_module._NAME_INDEXES
         first_a, first_b = _name_index(a), _name_index(b)
         misses = cache.stats().misses
         for _ in range(5):

@@ -17,8 +17,8 @@ from click.testing import CliRunner
 from kgdb.cli import cli
 from kgdb.documents.knn import build_knn
 from kgdb.documents.pipeline import DocumentOptions, load_documents
-from kgdb.documents.ttr import index_triples
-from kgdb.retrieve.hig import DocumentGraphOptions, DocumentGraphSolver, collaboration
+from kgdb.documents.triple_index import index_triples
+from kgdb.retrieve.document_graph import DocumentGraphOptions, DocumentGraphSolver, collaboration
 
 pytestmark = pytest.mark.live
 
@@ -143,8 +143,8 @@ def test_ask_cqr_through_the_llm(hig_store, scripted_llm) -> None:
 
 def test_cqr_without_an_llm_and_the_evaluation_modes(hig_store, embedder,
                                                      tmp_path: Path) -> None:
-    from kgdb.retrieve.cqr import TripleContextOptions, TripleContextSolver, fuse
     from kgdb.retrieve.passages import nearest_passages
+    from kgdb.retrieve.triple_context import TripleContextOptions, TripleContextSolver, fuse
 
     vector = embedder.embed(["Who directed Kismet?"])[0]
     evidence = TripleContextSolver().retrieve(hig_store, embedder, "Who directed Kismet?",
@@ -199,9 +199,9 @@ def test_bad_settings_and_no_triple_texts(cli_store, embedder, scripted_llm) -> 
     assert other.exit_code == 2 and "--seeds is an option of document-graph" in other.output
     from pydantic import ValidationError
 
-    from kgdb.retrieve.cqr import CqrError, TripleContextOptions, TripleContextSolver
+    from kgdb.retrieve.triple_context import TripleContextError, TripleContextOptions, TripleContextSolver
 
-    with pytest.raises(CqrError, match="kgdb index triples first"):
+    with pytest.raises(TripleContextError, match="kgdb index triples first"):
         TripleContextSolver().retrieve(cli_store, embedder, "q", TripleContextOptions())
     with pytest.raises(ValidationError, match="strategy"):
         DocumentGraphOptions(strategy="twohop")  # type: ignore[arg-type]

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from kgdb.cli import cli
 from kgdb.documents.fulltext import build_fulltext
 from kgdb.documents.pipeline import DocumentOptions, load_documents
-from kgdb.retrieve.chunks import HybridOptions, HybridSolver
-from kgdb.retrieve.lexical import KeywordOptions, KeywordSolver, LexicalError, lexical_rows, query_terms
+from kgdb.retrieve.hybrid import HybridOptions, HybridSolver
+from kgdb.retrieve.keyword import KeywordOptions, KeywordSolver, LexicalError, lexical_rows, query_terms
 
 RECORDS = [
     {"id": "curie", "title": "Marie Curie", "text": "She studied radioactivity in Paris."},
@@ -160,8 +160,8 @@ def test_hybrid_and_ppr_fuse_lexical_scores(store: Any, embedder: Any, tmp_path:
     assert math.isclose(after["noether"] - before["noether"], 0.5, abs_tol=1e-9)
     assert fused.documents[0].id == "noether"
     from kgdb.documents.ppr_graph import build_graph
-    from kgdb.link.ppr_options import GraphOptions
     from kgdb.retrieve.ppr import PprOptions, PprSolver
+    from kgdb.stored.ppr_options import GraphOptions
 
     build_graph(store, embedder, GraphOptions(0.8, True, True, 20.0), full=True)
     evidence = PprSolver().retrieve(store, embedder, question,

@@ -18,7 +18,7 @@ from kgdb.dialects.neo4j import Neo4jDialect, Neo4jNativeDialect
 from kgdb.dsl.pattern import pattern_from_triples
 from kgdb.engine.neo4j import Neo4jStore
 from kgdb.errors import StatementError
-from kgdb.retrieve.simgrag import RetrievalError, search
+from kgdb.retrieve.pattern_search import RetrievalError, search
 from kgdb.statement import Statement
 from tests.live.test_simgrag_retrieval import PREDICATES, _movie_graph
 from tests.support.simgrag_graph import build_graph

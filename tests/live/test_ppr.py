@@ -24,11 +24,11 @@ from kgdb.documents.ppr_graph import (
     store_projection,
     stored_projection,
 )
-from kgdb.link.ppr_options import GraphOptions
 from kgdb.procedures import falkordb as udf
 from kgdb.retrieve.pagerank import reference
 from kgdb.retrieve.ppr import PprOptions, PprSolver
 from kgdb.statement import Statement
+from kgdb.stored.ppr_options import GraphOptions
 
 pytestmark = pytest.mark.live
 

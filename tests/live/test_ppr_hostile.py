@@ -14,9 +14,9 @@ import pytest
 
 from kgdb.cypher import pagerank as cy
 from kgdb.documents.ppr_graph import SYNONYM_NEIGHBOURS, build_graph
-from kgdb.link.ppr_options import TITLE_WEIGHT
 from kgdb.procedures import falkordb as udf
 from kgdb.retrieve.ppr import PprOptions, PprSolver
+from kgdb.stored.ppr_options import TITLE_WEIGHT
 from tests.live.test_ppr import CORPUS, QUESTION, _load, _same_projection, _state
 
 pytestmark = pytest.mark.live

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kgdb.retrieve.metaqa import evaluate, oracle_pattern, read_questions
-from kgdb.retrieve.simgrag import search
+from kgdb.retrieve.pattern_search import search
 from tests.conftest import shared_data
 
 pytestmark = [pytest.mark.live, pytest.mark.slow]

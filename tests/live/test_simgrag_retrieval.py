@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from kgdb.config import Settings
 from kgdb.dsl.pattern import pattern_from_triples
 from kgdb.engine import connect
-from kgdb.retrieve import simgrag
-from kgdb.retrieve.simgrag import search
+from kgdb.retrieve import pattern_search
+from kgdb.retrieve.pattern_search import search
 from tests.support.simgrag_graph import SmallGraph, brute_force, build_graph
 
 pytestmark = pytest.mark.live
@@ -122,7 +122,7 @@ def test_disconnected_components_are_retrieved_separately(store, embedder, engin
 
 
 def test_a_pattern_without_anything_known_is_refused(store, embedder):
-    from kgdb.retrieve.simgrag import RetrievalError
+    from kgdb.retrieve.pattern_search import RetrievalError
 
     build_graph(store, embedder, _movie_graph())
     pattern = pattern_from_triples([("Heat", "directed by", "UNKNOWN d 1"),
@@ -232,12 +232,12 @@ def _agree(store, embedder, graph, triples, k, kn, kr, distinct):
         assert runs["plain"].paths["vector"] == ("scan" if store.dialect.full_scan
                                                  else "cypher")
         # one-edge components with few anchors skip the tau loop: run it for them too
-        small, simgrag.SMALL_ANCHOR = simgrag.SMALL_ANCHOR, 0
+        small, pattern_search.SMALL_ANCHOR = pattern_search.SMALL_ANCHOR, 0
         try:
             runs["tau-loop"] = search(store, embedder, pattern, k=k, k_nodes=kn,
                                       k_relations=kr, distinct=distinct)
         finally:
-            simgrag.SMALL_ANCHOR = small
+            pattern_search.SMALL_ANCHOR = small
     finally:
         if native:
             store.detect_plugin(use=True)
@@ -347,7 +347,7 @@ def _agree_twice(store, embedder, graph, triples, k, kn, kr, distinct):
 def test_demo_sample_without_llm(store, embedder):
     """What `make demo` can show: the oracle pattern of a misspelt question on the sample."""
     from kgdb.load.triples import load_triples
-    from kgdb.retrieve.simgrag import describe
+    from kgdb.retrieve.pattern_search import describe
     from kgdb.schema import apply_schema, parse_schema_file
     from tests.conftest import ROOT
 

@@ -15,11 +15,11 @@ from click.testing import CliRunner
 
 from kgdb.cli import cli
 from kgdb.documents.pipeline import DocumentOptions, delete_documents, load_documents
-from kgdb.documents.ttr import index_triples
+from kgdb.documents.triple_index import index_triples
 from kgdb.link.names import verbalise
-from kgdb.link.triples import indexed_types
-from kgdb.retrieve.cqr import nearest_facts
+from kgdb.retrieve.triple_context import nearest_facts
 from kgdb.schema.apply import rebuild_vector_indexes
+from kgdb.stored.triples import indexed_types
 
 pytestmark = pytest.mark.live
 

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kgdb.procedures import falkordb as udf
-from kgdb.retrieve.chunks import RRF_K
+from kgdb.retrieve.hybrid import RRF_K
 from tests.support.hostile import CORPUS
 
 pytestmark = pytest.mark.live
@@ -62,7 +62,7 @@ def test_topk_equals_python(library: Any, pairs: list[tuple[Any, float]], k: int
 
 def _rrf_reference(rankings: list[list[Any]], k: int) -> list[Any]:
     scores: dict[Any, float] = {}
-    for ranking in rankings:  # kgdb.retrieve.chunks.rrf, the hybrid solver
+    for ranking in rankings:  # kgdb.retrieve.hybrid.rrf, the hybrid solver
         for i, d in enumerate(ranking):
             scores[d] = scores.get(d, 0.0) + 1.0 / (RRF_K + i + 1)
     return sorted(scores, key=lambda d: (-scores[d], _id_key(d)))[:k]

@@ -17,7 +17,8 @@ import pytest
 from kgdb.documents.chunking import chunk_document
 from kgdb.documents.pipeline import DocumentOptions, embedding_text, load_documents
 from kgdb.documents.readers import read_documents
-from kgdb.retrieve.chunks import HybridOptions, HybridSolver, VectorOptions, VectorSolver
+from kgdb.retrieve.hybrid import HybridOptions, HybridSolver
+from kgdb.retrieve.vector import VectorOptions, VectorSolver
 
 CITIES = ["London", "Manchester", "Paris", "Copenhagen", "Vienna", "Erlangen", "Rome",
           "Cambridge", "Madrid", "Lisbon", "Oslo", "Prague"]

@@ -51,6 +51,33 @@ def test_missing_file_is_a_clean_error(capsys, tmp_path) -> None:
     assert code == 1 and "cannot read the schema file" in err and "Traceback" not in err
 
 
+def test_kgdb_debug_shows_the_chain_of_causes(capsys, tmp_path, monkeypatch) -> None:
+    """An error keeps its cause (``raise ... from exc``): without KGDB_DEBUG one line, exit 1;
+    with KGDB_DEBUG=1 the traceback of the chain first, then the same line, exit 1."""
+    missing = ["schema", "ddl", str(tmp_path / "nope.schema")]
+    bad_rules = tmp_path / "bad.rules"
+    bad_rules.write_text("Define (s:Foo)-[p:belongTo]->(o: Bar/`x`) {\n  Rule: (\n}\n")
+    monkeypatch.delenv("KGDB_DEBUG", raising=False)
+    code, _, err = run_main(missing, capsys)
+    assert code == 1 and err.splitlines() == [
+        f"kgdb: error: {tmp_path / 'nope.schema'}: cannot read the schema file: "
+        "No such file or directory"]
+    code, _, plain_rules = run_main(["rules", "compile", str(bad_rules)], capsys)
+    assert code == 1 and plain_rules.startswith("kgdb: error: ") and "Traceback" not in plain_rules
+    monkeypatch.setenv("KGDB_DEBUG", "1")
+    code, _, debug = run_main(missing, capsys)
+    assert code == 1 and debug.endswith(err)
+    chain = debug.removesuffix(err)
+    assert chain.startswith("Traceback") and "FileNotFoundError: [Errno 2]" in chain
+    assert "The above exception was the direct cause of the following exception" in chain
+    assert chain.rstrip().endswith("cannot read the schema file: No such file or directory")
+    assert debug.count("kgdb: error:") == 1
+    code, _, debug_rules = run_main(["rules", "compile", str(bad_rules)], capsys)
+    assert code == 1 and debug_rules.endswith(plain_rules)
+    assert "lark.exceptions.Unexpected" in debug_rules and "direct cause" in debug_rules
+    assert debug_rules.count("kgdb: error:") == 1
+
+
 def test_module_entry_point_works() -> None:
     result = subprocess.run([sys.executable, "-m", "kgdb", "--help"], capture_output=True,
                             text=True, cwd=ROOT, timeout=60)

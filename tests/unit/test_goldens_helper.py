@@ -14,9 +14,9 @@ from kgdb.statement import Statement
 from tests.support.goldens import UPDATE_ENV, Case, statements_of, validate_all
 
 
-def only_neo4j(d: Dialect) -> Statement:
-    if d.NAME != "neo4j":
-        raise UnsupportedFeatureError("a test construct", d.NAME)
+def only_neo4j(dialect: Dialect) -> Statement:
+    if dialect.NAME != "neo4j":
+        raise UnsupportedFeatureError("a test construct", dialect.NAME)
     return Statement("MATCH (n)\nRETURN n.x = $v", {"v": 1})
 
 

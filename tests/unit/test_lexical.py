@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from kgdb.cypher import lexical as cy
 from kgdb.dialects import get_dialect
 from kgdb.dialects.base import IndexInfo
-from kgdb.retrieve.chunks import fuse_scores
-from kgdb.retrieve.lexical import MAX_TERMS, STOPWORDS, min_max, query_terms
+from kgdb.retrieve.hybrid import fuse_scores
+from kgdb.retrieve.keyword import MAX_TERMS, STOPWORDS, min_max, query_terms
 from kgdb.vocabulary import CHUNK
 from tests.support.goldens import Case, assert_neo4j_lints_clean, validate_all
 

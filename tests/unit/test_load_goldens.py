@@ -31,9 +31,10 @@ RELATION_ROW = {"name": "directed_by", "text": "directed by", "source": "Movie",
 
 
 def schema_ddl(schema: Schema) -> Case:
-    def build(d: Dialect) -> list[Operation]:
-        return [op for spec in desired_indexes(schema, 384, unique_needs_range=d.UNIQUE_NEEDS_RANGE_INDEX)
-                for op in index_operations(d, spec)]
+    def build(dialect: Dialect) -> list[Operation]:
+        needs_range = dialect.UNIQUE_NEEDS_RANGE_INDEX
+        return [op for spec in desired_indexes(schema, 384, unique_needs_range=needs_range)
+                for op in index_operations(dialect, spec)]
     return Case(f"schema_ddl[{Path(schema.source).name}]", {"schema": Path(schema.source).name,
                                                             "dimension": 384}, build)
 

@@ -1,4 +1,4 @@
-"""SimGRAG's statements (kgdb/cypher/simgrag.py, and the linker's kgdb/cypher/link.py) as a
+"""SimGRAG's statements (kgdb/cypher/pattern.py, and the linker's kgdb/cypher/link.py) as a
 golden table, both dialects side by side in tests/unit/goldens/simgrag.json, every Neo4j text
 linted; plus the properties every generated match must have.
 
@@ -12,7 +12,7 @@ import re
 import pytest
 
 from kgdb.cypher import link as cl
-from kgdb.cypher import simgrag as cy
+from kgdb.cypher import pattern as cy
 from kgdb.dialects import Dialect, FalkorDBDialect, Neo4jDialect
 from kgdb.dialects.neo4j import Neo4jNativeDialect
 from kgdb.dsl.pattern import pattern_from_triples

@@ -8,7 +8,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kgdb.retrieve.simgrag import _next_level
+from kgdb.retrieve.pattern_search import _next_level
 
 distances = st.lists(st.floats(0.0, 2.0, allow_nan=False), min_size=1, max_size=6, unique=True)
 
@@ -34,7 +34,7 @@ def test_the_tau_schedule_takes_single_gsds_then_capped_jumps() -> None:
     """The pruned engine's next tau: the next achievable GSD alone (an unordered run) for the
     first runs; then the slack schedule, capped at four times the anchor candidates admitted
     so far, but never below the next achievable GSD."""
-    from kgdb.retrieve.simgrag import EXACT_RUNS, PRUNE_SLACKS, _next_tau
+    from kgdb.retrieve.pattern_search import EXACT_RUNS, PRUNE_SLACKS, _next_tau
 
     anchors = [0.0, 0.5, 0.51, 0.52, 0.53, 0.54, 0.55, 0.56, 0.57, 0.58, 0.9]
     levels = [anchors, [0.0, 0.1]]

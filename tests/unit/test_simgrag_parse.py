@@ -7,8 +7,8 @@ import pytest
 from kgdb.dsl.pattern import parse_unknown, pattern_from_triples, pattern_triples
 from kgdb.ir import PatternError
 from kgdb.llm import OutputParseError
-from kgdb.retrieve.metaqa import Question, answer_matches, answer_var, oracle_pattern
-from kgdb.retrieve.simgrag_llm import (
+from kgdb.retrieve.metaqa import MetaqaQuestion, answer_matches, answer_var, oracle_pattern
+from kgdb.retrieve.pattern_llm import (
     answer_prompt,
     load_examples,
     parse_pattern,
@@ -145,7 +145,7 @@ def _q(text, qtype, answers=("x",)):
     import re
 
     topic = re.search(r"\[([^\]]+)\]", text).group(1)
-    return Question(1, text, topic, frozenset(answers), qtype)
+    return MetaqaQuestion(1, text, topic, frozenset(answers), qtype)
 
 
 def test_oracle_patterns_follow_the_question_direction():

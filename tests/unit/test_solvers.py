@@ -20,8 +20,8 @@ from kgdb.config import Settings
 from kgdb.embed.base import Embedder
 from kgdb.llm.replies import clean_reply, fenced_bodies, strip_reasoning
 from kgdb.measure import percentile, summary
-from kgdb.retrieve.chunks import fuse_scores, rrf
 from kgdb.retrieve.evidence import Evidence, Fact, Group, Passage, documents_of
+from kgdb.retrieve.hybrid import fuse_scores, rrf
 from kgdb.retrieve.registry import ALIASES, SOLVERS, parse_options, solver_named
 from kgdb.retrieve.solver import AskError
 from kgdb.serve.operations import ServeConfig
@@ -215,7 +215,7 @@ def test_reply_cleaning(reply: str, expected: str) -> None:
 def test_reasoning_is_not_read_as_an_answer() -> None:
     assert strip_reasoning("<THINKING>True?</thinking>False") == "False"
     assert fenced_bodies("<think>```\nx\n```</think>```\ny\n```") == ["y\n"]
-    from kgdb.retrieve.simgrag_llm import parse_verdict
+    from kgdb.retrieve.pattern_llm import parse_verdict
 
     assert parse_verdict("<think>maybe True</think> The answer is False") is False
 

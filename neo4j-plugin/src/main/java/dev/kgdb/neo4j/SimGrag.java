@@ -37,7 +37,7 @@ import org.neo4j.procedure.TerminationGuard;
  * canonical order (nodes by index, then edges by index, unknown items skipped) in double
  * precision, bit-identical to kgdb's Python and Cypher engines.
  *
- * <p>The component map (built by kgdb/cypher/simgrag.py {@code native_component}): {@code label},
+ * <p>The component map (built by kgdb/cypher/pattern.py {@code native_component}): {@code label},
  * {@code anchor}, {@code order} (edge indexes, each with one end already bound when it comes),
  * {@code nodes} ({@code candidates}: list of {id, d} or null for an unknown node; {@code name};
  * {@code labels}: any of), {@code edges} ({@code source}, {@code target}, {@code directed},

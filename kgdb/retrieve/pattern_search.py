@@ -7,7 +7,7 @@ an entity-type catalog); then find the top-k subgraphs isomorphic to each connec
 component of the pattern, by Graph Semantic Distance (equation 3), with one of two engines:
 
 ``cypher``
-    One generated statement per component (:func:`kgdb.cypher.simgrag.match_topk`): the
+    One generated statement per component (:func:`kgdb.cypher.pattern.match_topk`): the
     paper's top-k retrieval (section 5.1) as a set-oriented query, anchored on the node with
     the fewest candidates and expanded in DFS order. With ``prune`` (the default) it also
     applies the paper's lower bound (equation 11) set-wise: rows whose partial GSD plus the
@@ -21,7 +21,7 @@ component of the pattern, by Graph Semantic Distance (equation 3), with one of t
 ``optimized``
     The paper's Algorithm 1 with pruning and greedy order (section 5.2), driven from Python:
     a best-first search over partial mappings ordered by their lower bound, where each
-    expansion is one small Cypher statement (:func:`kgdb.cypher.simgrag.expand_edge`) run in
+    expansion is one small Cypher statement (:func:`kgdb.cypher.pattern.expand_edge`) run in
     the database. Partial mappings whose bound exceeds the k-th best GSD are never expanded.
     Python drives because the search order depends on every result so far, which one
     Cypher statement cannot express on FalkorDB (no procedures, no loops). A component
@@ -30,7 +30,7 @@ component of the pattern, by Graph Semantic Distance (equation 3), with one of t
 
 ``native``
     Algorithm 1 inside the database, one call per component
-    (:func:`kgdb.cypher.simgrag.match_native`: ``kgdb.simgrag.match`` of kgdb's Neo4j plugin).
+    (:func:`kgdb.cypher.pattern.match_native`: ``kgdb.simgrag.match`` of kgdb's Neo4j plugin).
     The ``cypher`` engine uses it by itself wherever the store has it (a Neo4j with the
     plugin; components with a known node and no property constraints); asking for ``native``
     on a store without it is an error. :attr:`Retrieval.paths` says what ran. Where every
@@ -61,7 +61,7 @@ from typing import Any, Literal, get_args
 
 from kgdb import vocabulary
 from kgdb.cypher import link as link_cy
-from kgdb.cypher import simgrag as cy
+from kgdb.cypher import pattern as cy
 from kgdb.dsl.pattern import pattern_triples
 from kgdb.embed import Embedder
 from kgdb.engine import GraphStore
@@ -82,7 +82,7 @@ EngineName = Literal["cypher", "optimized", "native"]
 per expansion; ``native``: the plugin's procedure, required."""
 Engine = EngineName
 Distinctness = Literal["all", "known"]
-"""``all``: isomorphic subgraphs (the paper); ``known``: see :data:`kgdb.cypher.simgrag.Distinct`."""
+"""``all``: isomorphic subgraphs (the paper); ``known``: see :data:`kgdb.cypher.pattern.Distinct`."""
 ENGINES: tuple[str, ...] = get_args(EngineName)
 DISTINCT: tuple[str, ...] = get_args(Distinctness)
 
@@ -182,7 +182,7 @@ class RetrievalSettings:
     prune: bool = True
     label: str = ENTITY_LABEL
     distinct: str = "all"
-    """``all``: isomorphism (the paper); ``known``: see :data:`kgdb.cypher.simgrag.Distinct`."""
+    """``all``: isomorphism (the paper); ``known``: see :data:`kgdb.cypher.pattern.Distinct`."""
 
     def link_settings(self) -> LinkSettings:
         """How the one linker finds this retrieval's candidates (checked)."""
@@ -195,7 +195,7 @@ class RetrievalSettings:
         try:
             settings.check()
         except LinkError as exc:
-            raise RetrievalError(str(exc)) from None
+            raise RetrievalError(str(exc)) from exc
         return settings
 
     def check(self) -> None:
@@ -500,7 +500,7 @@ def _native_engine(store: GraphStore, linked: LinkedPattern, component: int,
                    settings: RetrievalSettings,
                    statements: list[Statement]) -> list[Subgraph] | None:
     """The component matched by the database's native procedure, or None where it has none
-    (or the component does not suit it: see :func:`kgdb.cypher.simgrag.match_native`)."""
+    (or the component does not suit it: see :func:`kgdb.cypher.pattern.match_native`)."""
     statement = cy.match_native(store.dialect, linked, cy.plan_match(linked), k=settings.k,
                                 label=settings.label)
     if statement is None:
@@ -542,7 +542,7 @@ def search(store: GraphStore, embedder: Embedder, pattern: Pattern, *, k: int = 
     try:
         linked = linker.link(pattern)
     except LinkError as exc:
-        raise RetrievalError(str(exc)) from None
+        raise RetrievalError(str(exc)) from exc
     report = linker.report
     statements: list[Statement] = list(report.statements)
     timings = {**report.timings_ms, "match": 0.0}
@@ -594,7 +594,7 @@ def _one_call(store: GraphStore, linker: Linker, pattern: Pattern,
     """The whole retrieval as one call of the dialect's procedure (``kgdb.simgrag.search``:
     the linker's searches and every component's ``kgdb.simgrag.match`` in one statement and
     one round trip), or None where the dialect has none, the engine is ``optimized``, or a
-    component does not suit the native matching (:func:`kgdb.cypher.simgrag.native_ready`).
+    component does not suit the native matching (:func:`kgdb.cypher.pattern.native_ready`).
     The same candidates, links and subgraphs as the linker's statement followed by one
     ``kgdb.simgrag.match`` per component."""
     dialect = store.dialect
@@ -613,7 +613,7 @@ def _one_call(store: GraphStore, linker: Linker, pattern: Pattern,
     try:
         searches = linker.meaning_searches([pattern])
     except LinkError as exc:
-        raise RetrievalError(str(exc)) from None
+        raise RetrievalError(str(exc)) from exc
     names, phrases, types = (texts for _, _, texts in searches)
     components = []
     for _, part, plan in parts:
@@ -641,7 +641,7 @@ def _one_call(store: GraphStore, linker: Linker, pattern: Pattern,
         labels = ", ".join(f":{s.label}(embedding)" for _, s, texts in searches if texts)
         raise RetrievalError(
             f"cannot search the vector indexes of {labels} on {store.address} ({exc}); load a "
-            "graph first (kgdb schema apply, kgdb load triples)") from None
+            "graph first (kgdb schema apply, kgdb load triples)") from exc
     total = (time.perf_counter() - t0) * 1000
     found, _ = collect_candidates(row["candidates"], searches)
     if not row["types_searched"]:

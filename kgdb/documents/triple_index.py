@@ -38,7 +38,7 @@ BATCH = 1000
 """Facts written per statement."""
 
 
-class TtrError(KgdbError):
+class TripleIndexError(KgdbError):
     """Triple texts cannot be written as asked (an unknown relation type)."""
 
 
@@ -71,7 +71,7 @@ def index_triples(store: GraphStore, embedder: Embedder, *, types: Sequence[str]
               for r in store.run(cy.fact_types(store.dialect)).records()}
     unknown = [t for t in types or () if t not in counts]
     if unknown:
-        raise TtrError(f"no fact of relation type {unknown[0]!r} in {store.address}"
+        raise TripleIndexError(f"no fact of relation type {unknown[0]!r} in {store.address}"
                        f"{did_you_mean(unknown[0], list(counts))}"
                        + (f"; its fact types: {', '.join(sorted(counts))}" if counts else ""))
     wanted = [t for t in counts if types is None or t in types]

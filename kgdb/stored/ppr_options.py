@@ -1,6 +1,5 @@
-"""The retrieval graph's build options (kgdb/documents/ppr_graph.py builds the graph with them
-and stores them; kgdb/retrieve/ppr.py reads them back): below both, so that retrieval does not
-import ingestion (tests/unit/test_import_graph.py)."""
+"""The ``ppr`` retrieval graph's build options: kgdb/documents/ppr_graph.py builds the graph
+with them and stores them, kgdb/retrieve/ppr.py reads them back."""
 
 from __future__ import annotations
 

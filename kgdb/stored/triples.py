@@ -1,6 +1,6 @@
 """Which facts are searchable by meaning: the relation types whose facts carry a triple text
-embedding under a relationship vector index (``kgdb index triples`` writes them; KG-CQR and
-the service's fact search read them)."""
+embedding under a relationship vector index (``kgdb index triples`` writes them; ``triple-context``
+(KG-CQR) and the service's fact search read them)."""
 
 from __future__ import annotations
 

@@ -57,13 +57,13 @@ def load_examples(name_or_path: str = "metaqa") -> Examples:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"{path}: cannot read the examples file: "
-                              f"{exc.strerror or exc}") from None
+                              f"{exc.strerror or exc}") from exc
         where = str(path)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{where}: invalid JSON at line {exc.lineno} column {exc.colno}: "
-                          f"{exc.msg}") from None
+                          f"{exc.msg}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("pattern_examples"), list):
         raise ConfigError(f"{where}: expected an object with a 'pattern_examples' list")
     for i, ex in enumerate(data["pattern_examples"], start=1):
@@ -298,7 +298,7 @@ def parse_pattern(text: str) -> Pattern:
     try:
         return pattern_from_triples(triples)
     except PatternError as exc:
-        raise OutputParseError(str(exc)) from None
+        raise OutputParseError(str(exc)) from exc
 
 
 _VERDICT = re.compile(r"\b(true|false|supported|refuted)\b", re.I)
@@ -325,7 +325,7 @@ def query_to_pattern(client: ChatClient, question: str, examples: Examples, *,
 
 
 @dataclass(frozen=True)
-class Answer:
+class GeneratedAnswer:
     text: str
     verdict: bool | None = None
 
@@ -338,13 +338,13 @@ def answer_messages(question: str, subgraphs: Sequence[VerbalGraph], examples: E
 
 
 def generate_answer(client: ChatClient, question: str, subgraphs: Sequence[VerbalGraph],
-                    examples: Examples, *, verify: bool = False, attempts: int = 3) -> Answer:
+                    examples: Examples, *, verify: bool = False, attempts: int = 3) -> GeneratedAnswer:
     """The paper's verbalised-subgraph generation; with ``verify`` a True/False verdict."""
     messages = answer_messages(question, subgraphs, examples, verify=verify)
     if not verify:
-        return Answer(client.complete(messages).strip())
+        return GeneratedAnswer(client.complete(messages).strip())
 
-    def parse(text: str) -> Answer:
-        return Answer(text.strip(), parse_verdict(text))
+    def parse(text: str) -> GeneratedAnswer:
+        return GeneratedAnswer(text.strip(), parse_verdict(text))
 
     return client.complete_parsed(messages, parse, attempts=attempts, what="verdict")

@@ -59,7 +59,7 @@ class DocumentGraphOptions(PassageOptions, SolverOptions):
 
 
 @dataclass(frozen=True)
-class Candidate:
+class DocumentCandidate:
     """A candidate document: its weight w (1 for a seed) and its score (a seed's cosine to the
     question, a neighbour's w * cosine)."""
 
@@ -70,7 +70,7 @@ class Candidate:
 
 
 def collaboration(store: GraphStore, vector: Sequence[float], options: DocumentGraphOptions
-                  ) -> list[Candidate]:
+                  ) -> list[DocumentCandidate]:
     """The candidate documents, seeds first by cosine, then neighbours by ``w * cos`` (see the
     module docstring)."""
     hops = 2 if options.strategy == "multihop" else 1
@@ -94,8 +94,8 @@ def collaboration(store: GraphStore, vector: Sequence[float], options: DocumentG
         admit(r["m1"], w1, r["sim1"])
         if hops == 2 and r["m2"] is not None:
             admit(r["m2"], w1 * float(r["w2"] or 0.0), r["sim2"])
-    ranked = [Candidate(d, 1.0, seeds[d], True) for d in sorted(seeds, key=lambda d: (-seeds[d], d))]
-    ranked += [Candidate(d, *others[d], False)
+    ranked = [DocumentCandidate(d, 1.0, seeds[d], True) for d in sorted(seeds, key=lambda d: (-seeds[d], d))]
+    ranked += [DocumentCandidate(d, *others[d], False)
                for d in sorted((d for d in others if d not in seeds),
                                key=lambda d: (-others[d][1], d))]
     return ranked

@@ -37,13 +37,13 @@ from kgdb.embed import Embedder
 from kgdb.engine import GraphStore
 from kgdb.errors import KgdbError
 from kgdb.link.names import verbalise
-from kgdb.link.triples import indexed_types
 from kgdb.llm import ChatClient
 from kgdb.llm.client import OutputParseError
 from kgdb.llm.replies import clean_reply
 from kgdb.retrieve.evidence import Evidence, Fact, Json, Passage, documents_of, unique_facts
 from kgdb.retrieve.passages import nearest_passages
 from kgdb.retrieve.solver import PassageOptions, Solver, SolverOptions
+from kgdb.stored.triples import indexed_types
 
 FILTER_PROMPT = """\
 You are a grader assessing relevance of a list of retrieved passages to a user question. \
@@ -70,7 +70,7 @@ Input Triplets: {triplets}"""
 """The paper's Figure 8, as printed."""
 
 
-class CqrError(KgdbError):
+class TripleContextError(KgdbError):
     """KG-CQR cannot run (bad settings, no triple texts)."""
 
 
@@ -111,13 +111,13 @@ class TripleContextSolver(Solver[TripleContextOptions]):
     def retrieve(self, store: GraphStore, embedder: Embedder, question: str,
                  options: TripleContextOptions, llm: ChatClient | None = None) -> Evidence:
         evidence, view, vector = self.start(store, embedder, question)
-        result = retrieve_cqr(view, embedder, question, vector, options, llm, evidence=evidence)
+        result = retrieve_triple_context(view, embedder, question, vector, options, llm, evidence=evidence)
         evidence.detail.update(result.to_json())
         return evidence
 
 
 @dataclass
-class CqrResult:
+class TripleContextResult:
     extracted: list[Fact] = field(default_factory=list)
     kept: list[Fact] = field(default_factory=list)
     """The extracted facts the LLM filter kept (all of them without an LLM)."""
@@ -136,10 +136,10 @@ def parse_indices(text: str, count: int) -> list[int]:
     body = clean_reply(text)
     try:
         value: Any = json.loads(body)
-    except json.JSONDecodeError:
+    except json.JSONDecodeError as exc:
         if not re.fullmatch(r"[\d\s,;\[\]]*", body):
             raise OutputParseError("reply with a JSON list of passage indices, e.g. [0, 2]"
-                                   ) from None
+                                   ) from exc
         value = [int(x) for x in re.findall(r"\d+", body)]
     if isinstance(value, dict):
         value = next((v for v in value.values() if isinstance(v, (list, str, int))), None)
@@ -190,10 +190,11 @@ def fuse(vq: Sequence[float], vc: Sequence[float] | None, alpha: float) -> list[
     return [float(x) for x in (v / norm if norm else q)]
 
 
-def retrieve_cqr(store: GraphStore, embedder: Embedder, question: str,
-                 vector: Sequence[float], options: TripleContextOptions,
-                 client: ChatClient | None = None, types: Sequence[str] | None = None, *,
-                 evidence: Evidence) -> CqrResult:
+def retrieve_triple_context(store: GraphStore, embedder: Embedder, question: str,
+                            vector: Sequence[float], options: TripleContextOptions,
+                            client: ChatClient | None = None,
+                            types: Sequence[str] | None = None, *,
+                            evidence: Evidence) -> TripleContextResult:
     """Extraction, completion, context, fused chunk retrieval (see the module docstring), into
     ``evidence`` (facts, passages, documents, timings). ``types``: the indexed relation
     types, when the caller knows them already."""
@@ -203,9 +204,9 @@ def retrieve_cqr(store: GraphStore, embedder: Embedder, question: str,
     with timings.phase("extract"):
         rel_types = indexed_types(store) if types is None else list(types)
         if not rel_types:
-            raise CqrError(f"no fact in {store.address} has a triple text representation: run "
+            raise TripleContextError(f"no fact in {store.address} has a triple text representation: run "
                            "kgdb index triples first")
-        result = CqrResult(extracted=nearest_facts(store, vector, options.nearest_facts,
+        result = TripleContextResult(extracted=nearest_facts(store, vector, options.nearest_facts,
                                                    rel_types))
     with timings.phase("filter"):
         result.kept = (llm_filter(client, question, result.extracted) if client is not None
