@@ -64,10 +64,9 @@ class FalkorDBDialect(Dialect):
         "stemming), Lucene's English stop words")
 
     VECTOR_INDEX_OPTIONS: ClassVar[str] = "M: 16, efConstruction: 64, efRuntime: 256"
-    """HNSW settings, measured on the 43k MetaQA names against exact numpy neighbours. The
-    default efRuntime (10) gave recall@16 0.935 with some queries at 0/16; efRuntime 256
-    gives 0.988 at about 1.6 ms per query. efConstruction 64 (default 200) halves the
-    insertion cost (7.5 s instead of about 19 s for 43k vectors) for that recall."""
+    """HNSW settings: efRuntime 256 for near-exact recall where the default (10) misses
+    neighbours, efConstruction 64 (default 200) for half the insertion cost at that recall;
+    see docs/design/exact-vector-search.md ("Figures behind the code")."""
 
     def __init__(self, scan_labels: Callable[[], frozenset[str]] | None = None) -> None:
         self._scan_labels = scan_labels
@@ -76,18 +75,16 @@ class FalkorDBDialect(Dialect):
     def full_scan(self) -> frozenset[str]:
         """The labels with at most ``KGDB_FULL_SCAN`` nodes, from ``scan_labels`` (the store's
         :meth:`kgdb.engine.falkordb.FalkorDBStore.scan_labels`, asked as a search statement is
-        built); none without it. A scan computes every node's distance: 0.35-0.8 us per
-        384-d node on the 2-core machine, nearly all of it vec.euclideanDistance (15 ms for
-        MetaQA's 43k names against 2.4 ms for the index; 4.4-5.4 ms for MuSiQue-100's 6,722
-        sentences against 0.6 ms), so exactness is bought where it is cheap, as Weaviate's
-        dynamic index and Qdrant's full_scan_threshold do (both default to 10,000 vectors)."""
+        built); none without it. A scan computes every node's distance, so exactness is bought
+        where it is cheap, as Weaviate's dynamic index and Qdrant's full_scan_threshold do
+        (both default to 10,000 vectors); the costs: docs/design/exact-vector-search.md."""
         return self._scan_labels() if self._scan_labels is not None else frozenset()
 
     def exact_nearest(self, label: str, prop: str, k: str, vector: str, prepared: str) -> str:
         if label not in self.full_scan:
             return super().exact_nearest(label, prop, k, vector, prepared)
         # Nodes without the property get a null distance, dropped after it is computed: a
-        # WHERE before it reads every node's vector twice (+0.6 ms for 6,722 sentences).
+        # WHERE before it reads every node's vector twice (docs/design/exact-vector-search.md).
         distance = self.exact_l2_prepared(f"node.{self.ident(prop)}", prepared)
         return (f"MATCH (node:{self.ident(label)})\n"
                 f"WITH node, {distance} AS distance WHERE distance IS NOT NULL")
@@ -97,8 +94,8 @@ class FalkorDBDialect(Dialect):
         if label not in self.full_scan:
             return super().nearest_top(label, prop, k, vector, prepared, key=key)
         # One projection for the scan, the sort and the null filter (which FalkorDB runs
-        # before the sort): a second WITH costs another pass over every row (0.5 ms of 4.8
-        # for MuSiQue-100's 6,722 sentences).
+        # before the sort): a second WITH costs another pass over every row
+        # (docs/design/exact-vector-search.md).
         distance = self.exact_l2_prepared(f"node.{self.ident(prop)}", prepared)
         return (f"MATCH (node:{self.ident(label)})\n"
                 f"WITH node, {distance} AS distance\n"
@@ -140,8 +137,8 @@ class FalkorDBDialect(Dialect):
                          write=True, idempotent=True)
 
     # VECTOR_OVERFETCH (4) matters here also because on 4.16.3 each update of an indexed node
-    # leaves a stale HNSW entry, and a k-query then yields fewer than k distinct nodes (k/2
-    # after one update of every node, measured); ``kgdb schema reindex`` rebuilds the indexes.
+    # leaves a stale HNSW entry, and a k-query then yields fewer than k distinct nodes
+    # (docs/design/falkordb-index-faults.md); ``kgdb schema reindex`` rebuilds the indexes.
     VECTOR_SEARCH: ClassVar[str] = (
         "exact: a scan of labels with at most KGDB_FULL_SCAN nodes (full_scan); larger ones "
         f"approximate: HNSW index ({VECTOR_INDEX_OPTIONS}), max(4k, 64) proposed, "
@@ -284,11 +281,11 @@ class FalkorDBDialect(Dialect):
     def lexical_search(self, label: str) -> str:
         # RediSearch's own score of the whole OR query (TFIDF: integer IDF floor(log2(1 +
         # N / n)), every stem expansion adding its own term) ranked MuSiQue-100's supporting
-        # passages far below BM25 (recall@2 0.217 against bm25s's 0.413). Each word is
+        # passages far below BM25 (the recall: docs/solvers/keyword.md). Each word is
         # therefore searched on its own: its match count n gives BM25's IDF, and its
         # RediSearch score s (term frequency over the chunk's most frequent term's count,
         # times the integer IDF, stem expansions summed) is saturated as s / (s + k1); a
-        # chunk scores the sum over the words (0.418 on MuSiQue-100). queryNodes has no
+        # chunk scores the sum over the words. queryNodes has no
         # limit: every match is scored.
         self.ident(label)
         name = self.string_literal(label)

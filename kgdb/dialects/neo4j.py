@@ -39,8 +39,8 @@ class Neo4jDialect(Dialect):
     EXISTENCE_CONSTRAINTS: ClassVar[bool] = True
     """``REQUIRE n.p IS NOT NULL`` exists in Cypher 5, but only Enterprise Edition creates it:
     Community answers Neo.DatabaseError.Schema.ConstraintCreationFailed "Property existence
-    constraint requires Neo4j Enterprise Edition" (measured on 5.26.5; cypher-manual/5/
-    constraints), so kgdb asks the edition first."""
+    constraint requires Neo4j Enterprise Edition" (5.26.5; cypher-manual/5/constraints), so
+    kgdb asks the edition first."""
 
     PLUGINS: ClassVar[tuple[Plugin, ...]] = (
         Plugin("apoc", "APOC", "apoc.version", function=True),
@@ -72,8 +72,8 @@ class Neo4jDialect(Dialect):
 
     # ------------------------------------------------------------------ DDL
     # Every DDL statement says IF NOT EXISTS / IF EXISTS, so it is idempotent: the driver may
-    # retry it (concurrent first loads and schema applies deadlock on the schema lock; measured
-    # by tests/live/test_hostile_concurrency.py on Neo4j).
+    # retry it (concurrent first loads and schema applies deadlock on the schema lock, as
+    # tests/live/test_hostile_concurrency.py shows on Neo4j).
     def create_range_index(self, label: str, prop: str) -> list[Operation]:
         name = self.ident(self.index_name(label, prop, "range"))
         return [Statement(
@@ -137,10 +137,8 @@ class Neo4jDialect(Dialect):
         target = f"()-[n:{self.ident(label)}]-()" if relationship else f"(n:{self.ident(label)})"
         # Index options are part of the DDL, not data: the dimension is a checked int.
         # Quantization is off: 5.26 enables it by default (vector-2.0 provider), and its scores
-        # are then approximations: measured on 200 16-d vectors, the top-10 came back in the
-        # wrong order, and L2 from the score was off by as much as 0.62 among the first five
-        # (3.76 for a true 4.22).
-        # Without it the scores give exact L2 and the brute-force order
+        # are then approximations (docs/design/exact-vector-search.md). Without it the scores
+        # give exact L2 and the brute-force order
         # (tests/live/test_graph_store.py::test_vector_search_distances_are_exact_l2).
         dim = int(dimension)
         return [Statement(
@@ -251,9 +249,8 @@ class Neo4jDialect(Dialect):
     def exact_nearest(self, label: str, prop: str, k: str, vector: str, prepared: str) -> str:
         # The stored vector is read once per proposed node, into a variable, and reduce()
         # indexes that list. With the property access inside reduce(), node.embedding[i]
-        # reads the whole LIST<FLOAT> from the store again for every i: PROFILE showed
-        # 24,576 db hits for MetaQA's 64 proposals (64 x 384) against 64, and the linker's
-        # statement took about 1 s instead of 25-45 ms on the loaded 2-core machine. The
+        # reads the whole LIST<FLOAT> from the store again for every i (64 x 384 db hits for
+        # 64 proposals; docs/design/neo4j-latency.md, "Without the plugin"). The
         # planner had cached the property (CacheProperties) only while the distance shared
         # its projection with node.id and node.name, before the distance moved into
         # exact_nearest (18e0cd4); binding it here does not depend on the planner. The
