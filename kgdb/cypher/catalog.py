@@ -2,7 +2,7 @@
 
 Nodes with an indexed vector are written only when new or changed: on FalkorDB 4.16.3 every
 update of such a node leaves a stale HNSW entry behind, and vector queries then return fewer
-distinct nodes (measured: k=16 returned 8 after one update of every node). So these MERGEs set
+distinct nodes (docs/design/falkordb-index-faults.md). So these MERGEs set
 everything ON CREATE and touch an existing node only when one of its values differs.
 
 An update removes the old vector before it sets the new one: FalkorDB 4.16.3 skips

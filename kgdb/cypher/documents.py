@@ -306,10 +306,10 @@ def nearest_chunk_documents(dialect: Dialect, vector: Sequence[float], k: int) -
     Where the dialect searches chunks exactly (:meth:`Dialect.exact_search`: Neo4j with
     kgdb's plugin, ``kgdb.nearestNodes`` over an in-memory copy of the index's vectors; FalkorDB
     while the chunks are few enough to scan) it does, as the ``ppr`` solver's seeds do
-    (kgdb/cypher/pagerank.py); at 10x Lucene's HNSW took 18-30 ms per search. The others take
-    L2 from the vector index's score: ranking chunks does not need
-    :meth:`Dialect.exact_l2_distance`, which GSD's sums do, and on Neo4j that exact sum over
-    384 dimensions costs 0.6 s for 400 rows."""
+    (kgdb/cypher/pagerank.py), faster than Lucene's HNSW at scale. The others take L2 from
+    the vector index's score: ranking chunks does not need
+    :meth:`Dialect.exact_l2_distance`, which GSD's sums do, and which is slow in Neo4j's
+    Cypher (docs/design/exact-vector-search.md)."""
     if dialect.exact_search(CHUNK):
         value = dialect.vector_value('$vector')
         head = f"{dialect.nearest_top(CHUNK, 'embedding', '$k', '$vector', value)}\n"
@@ -391,8 +391,8 @@ def entity_level_triples(dialect: Dialect, documents: Sequence[tuple[str, float]
         f"UNWIND {p.add('documents', [{'id': i, 'w': float(w)} for i, w in documents])} AS doc\n"
         f"MATCH (:{dialect.ident(DOCUMENT)} {{id: doc.id}})-[:hasChunk]->(:{dialect.ident(CHUNK)})"
         f"<-[:supporting_chunks]-(e:{ENTITY})\n"
-        # no `e.embedding IS NOT NULL`: on FalkorDB 4.16.3 it costs ~10 ms per hundred
-        # entities (the vector is copied); a missing embedding gives a null score, dropped below
+        # no `e.embedding IS NOT NULL`: on FalkorDB 4.16.3 it copies the vector
+        # (docs/design/neo4j-latency.md); a missing embedding gives a null score, dropped below
         "WITH e, max(doc.w) AS w\n"
         f"WITH e, w * {dialect.cosine_similarity('e.embedding', q)} AS score\n"
         f"WHERE score > {p.add('threshold', float(threshold))}\n"

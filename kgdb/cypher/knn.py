@@ -11,8 +11,7 @@ The graph it writes::
 stored vectors (never the vector index's score). ``knn_hash`` is the signature of the
 source node when its neighbours were computed: the state lives on the edges, not on the
 nodes, because on FalkorDB 4.16.3 any property update of a vector-indexed node leaves a
-stale HNSW entry behind (measured: a k=10 query returned 5 nodes after one ``SET n.x`` on
-every node, 3 after two).
+stale HNSW entry behind (docs/design/falkordb-index-faults.md).
 
 Every builder takes values and returns the statement with its parameters: no caller knows
 a parameter name. The GDS statements (Neo4j with Graph Data Science) are

@@ -376,8 +376,8 @@ def udf_ppr_chunks(seeds: Mapping[int, float], *, damping: float, epsilon: float
     rewritten ones). (The chunk is found
     through ``WITH ... AS node``: matched on ``row.node`` directly, FalkorDB 4.16 scans every
     chunk per row.) With ``paths_from`` (seed phrase ids) and ``dialect``, also a
-    column ``paths`` as :func:`native_ppr_chunks` returns it (one round trip instead of two:
-    each statement's parameters, parsing and result cost the client 2-5 ms under load)."""
+    column ``paths`` as :func:`native_ppr_chunks` returns it (one round trip instead of two;
+    docs/design/ppr-latency.md)."""
     p = Params()
     bn, bv = _boost(p, boost or {})
     head = (
@@ -477,8 +477,8 @@ def seeds(dialect: Dialect, vector: Sequence[float], *, named: Sequence[str], se
     * ``bridge`` (if ``bridges``): the chunks of other documents whose title is a phrase of
       the nearest chunk (node, id, chunks: how many chunks contain that phrase, text: the
       nearest chunk, via: the phrase). The nearest chunk is the first of the ``passage``
-      search when there is one (one chunk search instead of two: the same rows, measured on
-      MuSiQue-100's 100 questions on both engines), else of its own search (SEED_BEAM wide)."""
+      search when there is one (one chunk search instead of two, the same rows:
+      docs/design/ppr-latency.md), else of its own search (SEED_BEAM wide)."""
     p = Params()
     vec = p.add("vector", list(map(float, vector)))
     parts = []
@@ -549,8 +549,8 @@ def _nearest(dialect: Dialect, p: Params, label: str, name: str, k: int, vector:
     """The head of a seed search: the ``k`` ``label`` nodes nearest ``vector``, as rows
     ``node, distance`` (L2), nearest first (parameter ``<name>s``). Where the dialect searches
     ``label`` exactly (:meth:`Dialect.exact_search`: Neo4j with kgdb's plugin,
-    ``kgdb.nearestNodes`` over an in-memory copy of the index's vectors, where at 10x the
-    Lucene HNSW searches took 14-105 ms each, growing with the index's segments; FalkorDB
+    ``kgdb.nearestNodes`` over an in-memory copy of the index's vectors, as Lucene's HNSW
+    searches grow with the index's segments (docs/design/exact-vector-search.md); FalkorDB
     while the label is small enough to scan) it does; otherwise it asks the vector index for
     at least SEED_BEAM nodes (parameter ``<name>_beam``) and keep the nearest ``k`` by the
     distance its score gives."""

@@ -252,7 +252,7 @@ def install(procedure: Procedure, database: str, stamp: str) -> Statement:
     """Install (or replace) ``procedure`` for ``database``; run it on the system database."""
     if procedure.kind == "function":
         # forceSingle: the first row's one column is the value (a list result would be
-        # wrapped in a list of rows otherwise, measured on APOC Extended 5.26.0)
+        # wrapped in a list of rows otherwise, as APOC Extended 5.26.0 does)
         return Statement("CALL apoc.custom.installFunction($signature, $body, $database, true, "
                          "$description)",
                          {"signature": procedure.signature, "body": procedure.body,
