@@ -171,10 +171,9 @@ def index_state(store: Any) -> dict[str, Any]:
 
 SIDE_BY_SIDE_WARMUP = 200
 """Unmeasured retrievals per engine before kgdb bench retrieve --engines measures: a Neo4j
-started just before needs about 125-150 MetaQA retrievals (JIT compilation of the plugin's
-screen and matching, the page cache) before its latency settles; measured on the 2-core
-machine at load 5: vector p50 21-30 ms over the first 50 retrievals, 6.1-7.8 ms after 125;
-alternating with FalkorDB at load 6, 200 were not enough (hence the rounds of _warm_up)."""
+started just before needs JIT compilation of the plugin's screen and matching and a warm
+page cache before its latency settles, and on a busy machine 200 may not be enough (hence
+the rounds of _warm_up); see docs/design/neo4j-latency.md."""
 
 
 class SideBySideEngine(Protocol):

@@ -145,10 +145,8 @@ def build_graph(store: GraphStore, embedder: Embedder, options: GraphOptions | N
         store.run(cy.delete_synonyms())
     clock.lap("clean")
     # A full build creates the vector indexes after the extraction: populated from the
-    # nodes at once, Neo4j's Lucene index of the 10x corpus's 68,527 sentences had 21
-    # segments where one filled batch by batch had 41, and every query searches each
-    # segment (the seed statement's searches: 280 -> 31 ms once the sentence and chunk
-    # indexes had been rebuilt)
+    # nodes at once, Neo4j's Lucene index has fewer segments than one filled batch by
+    # batch, and every query searches each segment (docs/design/ppr-latency.md)
     _ensure_indexes(store, embedder, vectors=report.mode != "full")
     fresh = _extract(store, embedder, options, report)
     _ensure_indexes(store, embedder)
@@ -223,8 +221,8 @@ def _ensure_indexes(store: GraphStore, embedder: Embedder, *, vectors: bool = Tr
     # No index on the blocks' numbers (a write scans its few hundred blocks): on FalkorDB
     # 4.16.3 one stopped finding block 0 (`{block: 0}` matched none of the 10 nodes a
     # scan found), so every rebuild MERGEd another block 0 and the readers assembled a
-    # wrong graph (MuSiQue-100 ppr recall@5 0.726 -> 0.562). An index made before this
-    # is dropped.
+    # wrong graph (docs/design/falkordb-index-faults.md). An index made before this is
+    # dropped.
     for info in infos:
         if info.key == ("range", "node", cy.BLOCK_LABEL, ("block",)):
             for op in d.drop_index(info):

@@ -34,10 +34,8 @@ stops end no sentence was decided from those corpora's texts:
 
 The retrieval graph's sentence nodes (its fact seeds) are cut finer, by
 :func:`seed_sentences`: at every ``.``, ``!`` or ``?`` before a capital, abbreviations
-included, as before this rule; measured with exact seeds (Neo4j with kgdb's plugin), cutting
-them like :func:`sentences` cost MuSiQue-100's ``ppr`` 0.9 points of recall@2 (0.535 ->
-0.526; recall@5 and @10 equal) and moved 2wiki-100's by at most 0.5 (README, "Graph
-retrieval").
+included, as before this rule: cutting them like :func:`sentences` costs ``ppr`` recall
+(docs/solvers/ppr.md).
 """
 
 from __future__ import annotations

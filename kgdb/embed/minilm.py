@@ -8,14 +8,12 @@ The model: 6 encoder layers, hidden size 384, 12 heads, GELU (erf), LayerNorm ep
 texts are lower-cased WordPiece tokens (the ``tokenizers`` package, Rust), truncated to
 256 tokens (``sentence_bert_config.json``), batched by length so that padding stays short.
 
-Throughput on passages (MuSiQue's, ~150 word pieces) is bound by two things measured on this
-2-core machine under load (texts/s, alternating rounds): the batch's size in padded tokens
-(256 passages at once: an attention tensor of 256 x 12 x L x L floats and a 256 L x 1536
-GELU input, memory-bound: 1.9-2.1; 16 at once: 4.9-6.2) and BLAS threads (OpenBLAS's
-threads spin while they wait, so on shared cores 2 threads ran 0.6-1.5 against 1 thread's
-1.9-6.2). Hence batches of at most ``tokens_per_batch`` padded tokens (names still go 256 at a
-time) and the matrix products on ``KGDB_EMBED_THREADS`` BLAS threads (1 by default; 0 leaves
-the BLAS library's own setting)."""
+Throughput on passages is bound by the batch's size in padded tokens (the attention tensor
+and the GELU input of a large batch are memory-bound) and by BLAS threads (OpenBLAS's
+threads spin while they wait, so extra threads slow shared cores down). Hence batches of at
+most ``tokens_per_batch`` padded tokens (names still go 256 at a time) and the matrix
+products on ``KGDB_EMBED_THREADS`` BLAS threads (1 by default; 0 leaves the BLAS library's
+own setting); the figures: docs/design/embedding.md."""
 
 from __future__ import annotations
 

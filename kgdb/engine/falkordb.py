@@ -404,7 +404,7 @@ def _literal(value: Any) -> str:
         return _literal(value.tolist())
     if isinstance(value, (list, tuple)):
         if value and all(type(v) is float for v in value):  # a vector: one pass (the
-            # per-item path cost about 1 ms per 384-float vector under load)
+            # per-item path is slow: docs/design/neo4j-latency.md)
             if not all(map(math.isfinite, value)):
                 bad = next(v for v in value if not math.isfinite(v))
                 raise EngineError(f"cannot send the non-finite number {bad!r} as a parameter")
@@ -437,7 +437,7 @@ def _graph_types() -> tuple[Any, Any, Any]:
 
 def _value(value: Any) -> Any:
     # Called for every cell: scalars return first, and the client's classes are imported
-    # once (three imports per cell cost about 1 ms per 100-row result under load).
+    # once (imports per cell are slow: docs/design/neo4j-latency.md).
     if type(value) in SCALARS:
         return value
     Node, Edge, Path = _graph_types()

@@ -4,10 +4,10 @@
 What it holds, and why only that: candidate ranking (``kgdb.topk``: ORDER BY distance, id;
 ``kgdb.rrf``: reciprocal rank fusion, the hybrid mode's ``fusion=rrf``) and ``kgdb.version()``.
 Each is proved equal to kgdb's Python/Cypher computation by tests/live/test_udf.py.
-Left out, measured: vector maths (about 60 times slower in JS than FalkorDB's ``vec.*``, so
-distances are passed in); KG-CQR's beam as one UDF call (the same paths, but 102 ms against
-35 ms for the per-level Cypher statements over 4,000 facts, and ``getNeighbors`` with
-``direction: 'both'`` returns only outgoing edges on 4.16.3); the rules' ask-time evaluation
+Left out: vector maths (slower in JS than FalkorDB's ``vec.*``, so distances are passed in);
+KG-CQR's beam as one UDF call (slower than the per-level Cypher statements, and
+``getNeighbors`` with ``direction: 'both'`` returns only outgoing edges on 4.16.3; see
+docs/design/ppr-projection.md); the rules' ask-time evaluation
 (the compiled Cypher statement already runs in FalkorDB: a JS copy would be a second
 implementation of the rule semantics). Libraries are server-wide and survive restarts.
 """

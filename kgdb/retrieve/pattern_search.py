@@ -286,8 +286,7 @@ def _cypher_engine(store: GraphStore, linked: LinkedPattern, component: int,
     anchor = linked.nodes[plan.anchor].candidates
     if len(linked.edges) == 1 and anchor is not None and len(anchor) <= SMALL_ANCHOR:
         # One edge from a few anchors: the whole expansion costs about one pruned run, and
-        # the tau loop often needed two to four (measured on 100 MetaQA 1-hop questions at
-        # k(n) = 16: 2.5 runs per question).
+        # the tau loop often needed two to four (docs/design/neo4j-latency.md).
         return _by_gsd(_rows_to_subgraphs(run(cy.match_topk(
             store.dialect, linked, plan, k=settings.k, label=settings.label)), component, linked))
     pruned = cy.match_topk_pruned(store.dialect, linked, plan, k=settings.k,
@@ -350,8 +349,7 @@ def _next_level(levels: Sequence[Sequence[float]], above: float,
     """The smallest sum of one value from each of ``levels`` (ascending lists) that exceeds
     ``above``: every GSD of a complete match is such a sum. None when more than ``budget``
     sums lie at or below ``above`` (the caller's slack schedule is used instead). The budget
-    bounds the cost per failed run: 4,096 took 19 ms with four lists of 2,048 distances,
-    256 about 1 ms."""
+    bounds the cost per failed run (docs/design/neo4j-latency.md)."""
     if not levels:
         return None
     start = (0,) * len(levels)

@@ -11,7 +11,7 @@ question with embedding ``q``:
      for HippoRAG 2's query-to-triple step): ``fact_weight * cos(q, sentence) / c(p)``,
      a phrase keeping its best;
    * optionally the ``names`` phrases whose name embedding is nearest ``q`` (off by
-     default: measured, it costs recall);
+     default: it costs recall, docs/solvers/ppr.md);
    * the ``passages`` chunks nearest ``q``: ``passage_weight * n^sharpness``, n the cosine
      min-max normalised over them (HippoRAG 2: weight 0.05, sharpness 1, every passage).
 2. **Personalized PageRank** (kgdb/retrieve/pagerank.py, damping 0.5) inside the database,
@@ -182,7 +182,7 @@ def retrieve_ppr(store: GraphStore, question: str, vector: Sequence[float],
 
     with evidence.timings_ms.phase("seeds"):
         kept = _kept_graph(store)  # checked by the seed statement itself (one round trip
-        # fewer per question: 8 ms on Neo4j at load 7), else read first
+        # fewer per question: docs/design/ppr-latency.md), else read first
         gazetteer, graph, projected = kept[1] if kept else retrieval_graph(store)
         while True:
             # phrase ids are NFC (kgdb/documents/spans.py): an NFD question names them too

@@ -28,8 +28,8 @@ from prometheus_client.registry import Collector
 from kgdb.graph_cache import CacheStats
 
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
-"""Seconds: from a kept-graph ``ppr`` retrieval (~10 ms) to a streamed LLM answer near the
-default ``--timeout`` (30 s) and beyond it."""
+"""Seconds: from a kept-graph ``ppr`` retrieval (milliseconds: docs/design/ppr-latency.md)
+to a streamed LLM answer near the default ``--timeout`` (30 s) and beyond it."""
 
 NO_SOLVER = "none"
 OTHER_ENDPOINT = "other"
