@@ -15,7 +15,8 @@
    facts (any relation but the knowledge layer's structural ones), at most T, best entity
    score first (ties by head id, relation, tail id), each with the chunks it came from.
 3. **Document ranking** fuses scores with plain chunk search instead of putting the facts'
-   documents first (which lost 20 points of recall@5 to plain vector search on MuSiQue):
+   documents first (which ranked well below plain vector search on MuSiQue; see
+   docs/solvers/triple-context.md):
    a document scores its best chunk's cosine to the question (the ``dense`` chunks nearest
    it), or its candidate score if higher, plus ``fact_boost`` times the best score of a fact
    whose chunks are in it.
