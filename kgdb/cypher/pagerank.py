@@ -211,7 +211,7 @@ def write_meta(options: str, built: float) -> Statement:
 def _projection_edges(p: Params, title_weight: float) -> str:
     """The directed, weighted edges PageRank walks (kgdb/documents/ppr_graph.py: "Edge
     weights"): rows ``a, b, w, t``. Whether a phrase is a title is counted once per phrase
-    (counted per edge, a phrase in 3,000 chunks cost 3,000² steps: 65 s at 10x)."""
+    (counted per edge, a phrase in n chunks cost n² steps: docs/design/ppr-projection.md)."""
     tw = p.add("title_weight", float(title_weight))
     return (f"MATCH (a:{PHRASE})\n"
             f"OPTIONAL MATCH (a)-[f:{PHRASE_IN} {{title: true}}]->(:{CHUNK})\n"

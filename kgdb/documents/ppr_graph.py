@@ -28,33 +28,32 @@ the stored projection (below): rebuild after loading or deleting documents, as f
 document layer. Neo4j without kgdb's plugin projects per question through GDS
 (kgdb/retrieve/ppr.py says why).
 
-**The stored projection** (what ``kgdb.ppr`` reads: FalkorDB's UDF, kgdb/procedures/kgdb.js,
-and the procedure of kgdb's Neo4j plugin) is the walk's directed edges (below) with their
-transition probabilities, in ``KgdbPprBlock {block}`` nodes of ``SLOTS`` (64) slots. A slot
-holds one chunk or phrase for as long as it exists: its internal id, its id and its kind
-(chunk, phrase, or phrase that is a document's title); a block holds its slots' out-edges
-as CSR arrays (``offsets``; ``adj``, the neighbours' slots; ``prob``) and a fresh
-``version`` per write. The ``KgdbMeta {key: 'ppr'}`` node lists the blocks' versions in
-order and has a fresh ``projection`` id per write; the readers keep the assembled graph per
-projection id and the blocks per version, so after an update they read only the rewritten
-blocks. A full write numbers the nodes by internal id (10x corpus: 512k edges, 757 blocks,
-10 s; the single-node arrays it replaced took 74 s, 65 of them a statement that counted
-each phrase's title edges once per edge). An incremental write (a run that extracted
-chunks or removed nodes, with the same title weight and synonym threshold) compares the
-slot table with the chunks and phrases there are now, by (kind, id): a node that is gone
-frees its slot; a new one takes a free slot or a new one at the end; one this run
-created again (a changed document's chunk, a phrase deleted and created again) or whose
-internal id changed keeps its slot. FalkorDB reuses deleted nodes' internal ids, so none
-of this goes by internal id alone. Then it recomputes the out-edges of the slots whose
-edges can have changed and rewrites their blocks (the blocks' other rows as they were):
-those nodes, their neighbours in the stored projection (every edge is
-stored both ways, so these are the nodes with an edge to a gone or stale one) and in the
-graph, and the chunks containing a phrase that became or stopped being a document's
-title. Nothing else can change: a chunk's links depend only on its text and title,
-synonym edges only on the phrases at their ends. The result equals a full write edge for
-edge (tests/live/test_ppr.py, both engines). A run that stops after changing the graph but
-before writing the projection leaves the meta node ``pending``, and the next run writes it
-whole.
+**The stored projection** (what ``kgdb.ppr`` reads: FalkorDB's UDF,
+kgdb/procedures/kgdb.js, and the procedure of kgdb's Neo4j plugin) is the walk's directed
+edges (below) with their transition probabilities, in ``KgdbPprBlock {block}`` nodes of
+``SLOTS`` (64) slots. A slot holds one chunk or phrase for as long as it exists: its
+internal id, its id and its kind (chunk, phrase, or phrase that is a document's title); a
+block holds its slots' out-edges as CSR arrays (``offsets``; ``adj``, the neighbours'
+slots; ``prob``) and a fresh ``version`` per write. The ``KgdbMeta {key: 'ppr'}`` node
+lists the blocks' versions in order and has a fresh ``projection`` id per write; the
+readers keep the assembled graph per projection id and the blocks per version, so after an
+update they read only the rewritten blocks. A full write numbers the nodes by internal id
+(its cost, and that of the single-node arrays it replaced: docs/design/ppr-projection.md).
+An incremental write (a run that extracted chunks or removed nodes, with the same title
+weight and synonym threshold) compares the slot table with the chunks and phrases there are
+now, by (kind, id): a node that is gone frees its slot; a new one takes a free slot or a
+new one at the end; one this run created again (a changed document's chunk, a phrase
+deleted and created again) or whose internal id changed keeps its slot. FalkorDB reuses
+deleted nodes' internal ids, so none of this goes by internal id alone. Then it recomputes
+the out-edges of the slots whose edges can have changed and rewrites their blocks (the
+blocks' other rows as they were): those nodes, their neighbours in the stored projection
+(every edge is stored both ways, so these are the nodes with an edge to a gone or stale
+one) and in the graph, and the chunks containing a phrase that became or stopped being a
+document's title. Nothing else can change: a chunk's links depend only on its text and
+title, synonym edges only on the phrases at their ends. The result equals a full write edge
+for edge (tests/live/test_ppr.py, both engines). A run that stops after changing the graph
+but before writing the projection leaves the meta node ``pending``, and the next run writes
+it whole.
 
 **Edge weights** (the projection, both engines: kgdb/cypher/pagerank.py): a phrase leads to
 the chunks containing it with weight 1, and to the chunks of the document it is the title
@@ -281,10 +280,10 @@ SYNONYM_NEIGHBOURS = 16
 """At most this many synonyms per phrase of its own: a phrase keeps its nearest names above the
 threshold (highest score first, ties by id), as HippoRAG's kNN synonym edges (its top-k is 2047:
 a bound for a 2,047-name neighbourhood, never reached on its corpora); an edge joins two phrases
-when either is among the other's nearest. Without a bound one document of 1,000 look-alike
-names made 499,500 edges (3,000: 4.5 M, 842 s of indexing) and every ppr walk crossed them.
-The unbounded graphs of MuSiQue-100 and 2wiki-100 have no phrase with 16 synonyms, so the bound
-leaves them as they were (docs/findings-35.md)."""
+when either is among the other's nearest. Without a bound one document of look-alike names
+made edges quadratic in its names, and every ppr walk crossed them
+(docs/design/ppr-projection.md). The unbounded graphs of MuSiQue-100 and 2wiki-100 have no
+phrase with 16 synonyms, so the bound leaves them as they were (docs/findings-35.md)."""
 SCORE_DECIMALS = 7
 """Scores are rounded to this many decimals before they are compared or ranked: a row's
 dot products from one matrix product and from another differ in the last bits, and an
@@ -297,8 +296,8 @@ def _synonyms(store: GraphStore, embedder: Embedder, threshold: float,
     None: no synonym edge is stored), or brought up to date after this run created the
     phrases ``new`` and deleted phrases that had an edge to the phrases ``orphaned``. Returns
     the edges written and the phrases whose edges changed. The vectors are the phrases' own
-    (a phrase's vector is its id embedded), taken from the embedder's cache: reading 13,697
-    stored vectors back through Cypher took 30-60 s.
+    (a phrase's vector is its id embedded), taken from the embedder's cache: reading the
+    stored vectors back through Cypher is slow (docs/design/ppr-projection.md).
 
     Incremental: only phrases whose nearest names can have changed are ranked again (a
     created one; one with a created phrase above the threshold; one that had a deleted phrase
