@@ -26,13 +26,14 @@ KGDB = [sys.executable, "-m", "kgdb"]
 
 def _page_block() -> str:
     text = (ROOT / "docs" / "service.md").read_text()
-    start = text.index("kgdb tokens add bi --graph kgdb")
+    start = text.index("kgdb tokens add bi --graph demo")
     return text[start: text.index("```", start)]
 
 
-def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*KGDB, *args], env=env, cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+def _run(env: dict[str, str], *args: str,
+         cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*KGDB, *args], env=env, cwd=cwd, capture_output=True, text=True,
+                          timeout=300)
 
 
 @pytest.fixture
@@ -44,25 +45,31 @@ def home_env(tmp_path: Path) -> dict[str, str]:
     _run(env, "db", "stop")
 
 
-def test_service_page_commands_run_as_written(home_env: dict[str, str]) -> None:
+def test_service_page_commands_run_as_written(home_env: dict[str, str], tmp_path: Path) -> None:
+    """docs/service.md's first block, command by command, in a folder outside the clone."""
     if shutil.which("curl") is None:
         pytest.skip("curl is not installed")
     block = _page_block()
     commands = [line.split("#")[0].strip() for line in block.splitlines()]
     add = commands[0]
-    assert add == "kgdb tokens add bi --graph kgdb"
+    assert add == "kgdb tokens add bi --graph demo"
     token = _run(home_env, *add.split()[1:]).stdout.strip()
     assert token.startswith("kgdb_")
     listed = _run(home_env, "tokens", "list", "--json")
     assert [t["name"] for t in json.loads(listed.stdout)] == ["bi"]
     assert oct((Path(home_env["KGDB_HOME"]) / "tokens.json").stat().st_mode & 0o777) == "0o600"
 
-    for load in (c for c in commands if c.startswith("kgdb load")):
-        assert _run(home_env, *shlex.split(load)[1:]).returncode == 0, load
+    folder = tmp_path / "work"
+    folder.mkdir()
+    setup = [c for c in commands if c.startswith(("kgdb demo", "kgdb examples"))]
+    assert len(setup) == 2, commands
+    for command in setup:
+        done = _run(home_env, *shlex.split(command)[1:], cwd=folder)
+        assert done.returncode == 0, (command, done.stderr)
     port = free_port()
     serve = next(c for c in commands if c.startswith("kgdb serve")).rstrip("&").strip()
     serve = serve.replace("--port 8765", f"--port {port}")
-    server = subprocess.Popen([*KGDB, *serve.split()[1:]], env=home_env, cwd=ROOT,
+    server = subprocess.Popen([*KGDB, *serve.split()[1:]], env=home_env, cwd=folder,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120
@@ -84,7 +91,7 @@ def test_service_page_commands_run_as_written(home_env: dict[str, str]) -> None:
                                   capture_output=True, text=True, timeout=120)
             assert done.returncode == 0, done.stderr
             outputs.append(json.loads(done.stdout))
-        assert outputs[0]["status"] == "ok" and outputs[0]["graph"] == "kgdb"
+        assert outputs[0]["status"] == "ok" and outputs[0]["graph"] == "demo"
         assert [c["name"] for c in outputs[1]["conclusions"]] == ["Grade 2 Hypertension",
                                                                  "Hypertension"]
         anonymous = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
