@@ -156,17 +156,27 @@ def test_non_idempotent_write_is_not_retried(home: Path) -> None:
 
 
 def test_two_processes_share_one_server(home: Path) -> None:
-    code = ("from kgdb.config import Settings; from kgdb.engine import connect; "
+    """Three processes started at once on one KGDB_HOME start one server between them and
+    write into one graph. Each writes its own node: a MERGE of one node from three processes
+    at once is not race-free without a uniqueness constraint, on FalkorDB as on Neo4j (it
+    once made two Counter nodes here), and that is not what this test is about."""
+    code = ("import sys; from kgdb.config import Settings; from kgdb.engine import connect; "
             "s = connect(Settings.from_env(graph='shared')); "
-            "s.run('MERGE (:Counter {id: 1})', write=True); "
+            "s.run('CREATE (:Counter {id: $id})', {'id': int(sys.argv[1])}, write=True); "
             "print(s.run('MATCH (c:Counter) RETURN count(c)').value())")
     env = {**os.environ, "KGDB_HOME": str(home), "PYTHONPATH": str(Path.cwd())}
-    procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(i)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for i in range(3)]
     outputs = [p.communicate(timeout=120) for p in procs]
     assert all(p.returncode == 0 for p in procs), outputs
-    assert [o[0].strip() for o in outputs] == ["1", "1", "1"]
-    assert len(list(Path("/proc").glob("[0-9]*"))) > 0
+    assert all(1 <= int(o[0].strip()) <= 3 for o in outputs), outputs
+    store = _store(home, "shared")
+    try:
+        ids = [r["id"] for r in store.run("MATCH (c:Counter) RETURN c.id AS id").records()]
+        assert sorted(ids) == [0, 1, 2]
+    finally:
+        store.close()
     state = EmbeddedServer(home).status()
     assert state is not None
     servers = subprocess.run(["pgrep", "-f", f"redis-server 127.0.0.1:{state.port}"],
