@@ -9,6 +9,7 @@ installs it with apt-get when run as root)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -37,12 +38,14 @@ def _plan(engine: str, store: Any, **kw: Any) -> loadtest.Plan:
 
 def _assert_checks(result: dict[str, Any], *, errors_allowed: tuple[str, ...] = ()) -> None:
     checks = result["checks"]
+    # the examples whole (pytest would cut a dict's repr): what was asked, got and accepted
+    examples = json.dumps(checks["examples"], indent=1)
     assert checks["baseline_problems"] == []
-    assert checks.get("wrong", 0) == 0, checks["examples"]
-    assert checks.get("cross_tenant", 0) == 0, checks["examples"]
+    assert checks.get("wrong", 0) == 0, examples
+    assert checks.get("cross_tenant", 0) == 0, examples
     for verdict in NOT_OK:
         if verdict not in errors_allowed:
-            assert checks.get(verdict, 0) == 0, (verdict, checks["examples"])
+            assert checks.get(verdict, 0) == 0, f"{verdict}: {examples}"
     assert checks["answers_checked"] > 0
     endpoints = result["endpoints"]
     # every solver that needs no LLM, the logical form and the streamed ask were answered

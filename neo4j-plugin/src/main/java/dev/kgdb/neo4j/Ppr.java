@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.stream.Stream;
 import org.neo4j.graphdb.Label;
 import org.neo4j.graphdb.Node;
+import org.neo4j.graphdb.NotFoundException;
 import org.neo4j.graphdb.Transaction;
 import org.neo4j.procedure.Context;
 import org.neo4j.procedure.Description;
@@ -119,7 +120,18 @@ public class Ppr {
             rows.add(new double[] {p[0], s, pr});
         }
         rows.sort((x, y) -> x[1] != y[1] ? Double.compare(y[1], x[1]) : Double.compare(x[0], y[0]));
-        return rows.stream().limit(k).map(r -> new Row(tx.getNodeById((long) r[0]), r[1], r[2]));
+        // a chunk deleted since the projection was built (kgdb index ppr brings it up to date)
+        // is left out, as a search would if the projection were current
+        List<Row> out = new ArrayList<>();
+        for (double[] r : rows) {
+            if (out.size() >= k) break;
+            try {
+                out.add(new Row(tx.getNodeById((long) r[0]), r[1], r[2]));
+            } catch (NotFoundException e) {
+                // deleted: not a chunk any more
+            }
+        }
+        return out.stream();
     }
 
     /** The stored projection: the cached one while the meta node's projection id is the same;

@@ -69,8 +69,9 @@ public class SimGrag {
     public Stream<Match> match(@Name("component") Map<String, Object> component,
                                @Name("k") Long k) {
         if (component == null) throw ARGS.fail("component is null");
-        Search search = new Search(component);
-        return search.run(ARGS.count(k, K_MAX, "k")).stream();
+        int top = (int) ARGS.count(k, K_MAX, "k");  // K_MAX fits an int
+        // a read racing another transaction's delete reruns the search (Races)
+        return Races.rerun(NAME, () -> new Search(component).run(top)).stream();
     }
 
     // ------------------------------------------------------------------ parsing helpers

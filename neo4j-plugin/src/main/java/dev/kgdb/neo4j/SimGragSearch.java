@@ -76,6 +76,11 @@ public class SimGragSearch {
     public Stream<Result> search(@Name("request") Map<String, Object> request, @Name("k") Long k) {
         if (request == null) throw ARGS.fail("request is null");
         ARGS.count(k, SimGrag.K_MAX, "k");
+        // the whole answer is computed here, so a read racing a delete reruns it (Races)
+        return Stream.of(Races.rerun("kgdb.simgrag.search", () -> searched(request, k)));
+    }
+
+    private Result searched(Map<String, Object> request, Long k) {
         long t0 = System.nanoTime();
         List<?> searches = ARGS.list(request.get("searches"), "searches");
         Map<?, ?> typeSearch = request.get("typeSearch") == null ? null
@@ -135,7 +140,7 @@ public class SimGragSearch {
         out.vectorMs = (t1 - t0) / 1e6;
         out.matchMs = (System.nanoTime() - t1) / 1e6;
         out.typesSearched = typesApply;
-        return Stream.of(out);
+        return out;
     }
 
     /** One query's candidates: the k nearest by exact L2, one per id, by (distance, id). */
