@@ -460,3 +460,57 @@ def _cutoffs(ks: str) -> tuple[int, ...]:
     if not cutoffs or min(cutoffs) < 1:
         raise click.BadParameter("give positive cut-offs, e.g. 2,5,10", param_hint="--k")
     return tuple(sorted(set(cutoffs)))
+
+
+@eval_group.command("qa")
+@results_option("eval-qa")
+@click.option("--questions", "questions_file", required=True,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="JSONL {question, answer | answers, answer_aliases?} (the 2wiki and "
+                   "MuSiQue question files as they are), MuSiQue's questions.json, or MetaQA's "
+                   "question<TAB>answers lines (scored by Hits@1 too).")
+@click.option("--mode", "modes", multiple=True,
+              help="A solver, optionally with options, SOLVER[:OPTION=VALUE,...] (as kgdb eval "
+                   "retrieval); repeat for several. Default: vector.")
+@click.option("--limit", type=click.IntRange(1), default=None, help="Only the first N questions.")
+@click.option("--answers", "show_answers", is_flag=True,
+              help="Also print (or put in the JSON) every question's answer beside its gold.")
+@json_option
+@pass_context
+def eval_qa_command(ctx: Context, questions_file: Path, modes: tuple[str, ...],
+                    limit: int | None, show_answers: bool, as_json: bool) -> None:
+    """EM and F1 of the LLM's answers (the datasets' official normalisation; Hits@1 too for
+    MetaQA) and the LLM requests and tokens per question, per mode: each question asked as
+    kgdb ask does, through the OpenAI-compatible endpoint of OPENAI_BASE_URL/OPENAI_API_KEY
+    (model: KGDB_LLM_MODEL)."""
+    from kgdb.retrieve.documents import parse_modes
+    from kgdb.retrieve.qa import evaluate, read_questions
+
+    parsed = parse_modes(modes or ("vector",))
+    questions, kind = read_questions(questions_file)
+    questions = questions[:limit]
+    llm = _llm_or_none()
+    if llm is None:
+        raise KgdbError("kgdb eval qa asks an LLM: set OPENAI_BASE_URL (and OPENAI_API_KEY) "
+                        "to an OpenAI-compatible endpoint")
+    result = evaluate(ctx.store, ctx.embedder, llm, questions, parsed, kind=kind,
+                      progress=not as_json)
+    report = result.to_json(answers=show_answers)
+    record(report, engine=ctx.store.dialect.NAME)
+    if as_json:
+        emit_json(report)
+        return
+    click.echo(f"{result.questions} questions ({kind})")
+    for mode, scores in report["scores"].items():
+        llm_use = scores["llm_per_question"]
+        hits = f"hits@1 {scores['hits@1']:.3f}  " if "hits@1" in scores else ""
+        click.echo(f"  {mode:32} {hits}EM {scores['em']:.3f}  F1 {scores['f1']:.3f}  "
+                   f"LLM {llm_use['requests']:.2f} requests, {llm_use['tokens_in']:.0f} in / "
+                   f"{llm_use['tokens_out']:.0f} out per question"
+                   + (f"  ({scores['failed']} failed: {scores['errors'][0]})"
+                      if scores["failed"] else ""))
+    if show_answers:
+        for mode, answers in report["answers"].items():
+            for a in answers:
+                click.echo(f"  [{mode}] {a['question']} -> {a['answer']!r} (gold "
+                           f"{a['gold'][0]!r})")
