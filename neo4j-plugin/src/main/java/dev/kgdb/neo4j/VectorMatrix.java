@@ -537,8 +537,13 @@ final class VectorMatrix {
             } catch (org.neo4j.graphdb.NotFoundException e) {
                 continue;  // deleted
             }
-            if (!node.hasLabel(wanted)) continue;
-            Object stored = node.getProperty(property, null);
+            Object stored;
+            try {
+                if (!node.hasLabel(wanted)) continue;
+                stored = node.getProperty(property, null);
+            } catch (org.neo4j.graphdb.NotFoundException e) {
+                continue;  // deleted by a commit since it was found
+            }
             float[] row = new float[dim];
             if (!toRow(stored, row)) continue;
             if (!floatValued(stored, row)) addedRounded.set(added.size());
@@ -597,7 +602,15 @@ final class VectorMatrix {
         try (ResourceIterator<Node> nodes = tx.findNodes(Label.label(label))) {
             while (nodes.hasNext()) {
                 Node node = nodes.next();
-                Object stored = node.getProperty(prop, null);
+                Object stored;
+                try {
+                    stored = node.getProperty(prop, null);
+                } catch (org.neo4j.graphdb.NotFoundException e) {
+                    // deleted by a commit after the label scan found it (the scan may keep
+                    // listing it in this transaction, so a rerun would meet it again); if
+                    // that commit is after this copy's version, the change log removes it
+                    continue;
+                }
                 if (!toRow(stored, row)) continue;  // as the index: dim finite values
                 if (!floatValued(stored, row)) rounded.set(n);
                 int b = n / BLOCK, o = n % BLOCK;
