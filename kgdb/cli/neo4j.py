@@ -29,10 +29,10 @@ def _local_neo4j(ctx: Context, home: Path | None, **memory: str) -> Any:
     return LocalNeo4j(home or ctx.settings.home / "neo4j", **memory)
 
 
-def _memory_size(ctx: click.Context, param: click.Parameter, value: str) -> str:
+def _memory_size(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """A JVM / Neo4j memory size: digits and a unit k, m or g (``6g``)."""
-    import re
-
+    if value is None:
+        return None
     if not re.fullmatch(r"[1-9][0-9]{0,6}[kKmMgG]", value):
         raise click.BadParameter(f"{value!r} is not a size like 512m or 6g")
     return value.lower()
@@ -232,23 +232,26 @@ DOTS = re.compile(r"^[-.\s]*[0-9]+% ")
               help="Where --on-error skip writes bad lines (default FILE.rejects).")
 @click.option("--batch-size", default=5000, show_default=True, type=click.IntRange(1, 1_000_000),
               help="Triples read and embedded at a time.")
-@click.option("--heap", default="1g", show_default=True, callback=_memory_size,
-              help="The JVM heap of the server started after the import.")
-@click.option("--pagecache", default="512m", show_default=True, callback=_memory_size,
-              help="Neo4j's page cache of the server started after the import.")
+@click.option("--heap", default=None, callback=_memory_size,
+              help="The JVM heap of the server started after the import (default: the one "
+                   "it ran with, else 1g).")
+@click.option("--pagecache", default=None, callback=_memory_size,
+              help="Neo4j's page cache of the server started after the import (default: the "
+                   "one it ran with, else 512m).")
 @click.option("--no-progress", is_flag=True)
 @json_option
 @pass_context
 def neo4j_import(ctx: Context, file: Path, home: Path | None, replace: bool, sep: str | None,
                  fmt: str | None, on_error: str, rejects: Path | None, batch_size: int,
-                 heap: str, pagecache: str, no_progress: bool, as_json: bool) -> None:
+                 heap: str | None, pagecache: str | None, no_progress: bool,
+                 as_json: bool) -> None:
     """Bulk import a triples file offline with neo4j-admin database import full: the graph
     kgdb load triples gives, written as CSV, imported with the server stopped (it replaces
     the database: --replace for one with data), then kgdb's indexes and catalog. The server
     runs afterwards."""
     from kgdb.load.neo4j_import import import_triples
 
-    server = _local_neo4j(ctx, home, heap=heap, pagecache=pagecache)
+    server = _local_neo4j(ctx, home)
     progress = not no_progress
 
     def echo(line: str) -> None:
@@ -257,7 +260,8 @@ def neo4j_import(ctx: Context, file: Path, home: Path | None, replace: bool, sep
 
     report = import_triples(server, ctx.embedder, file, replace=replace, fmt=fmt, sep=sep,
                             on_error=on_error, batch_size=batch_size, rejects_path=rejects,
-                            progress=progress, echo=echo if progress else None)
+                            progress=progress, echo=echo if progress else None, heap=heap,
+                            pagecache=pagecache)
     if as_json:
         emit_json(report.to_json())
         return

@@ -74,6 +74,9 @@ class LocalNeo4jState:
     start_seconds: float = 0.0
     http_port: int = 0
     """The HTTP port (Neo4j's Query API, ``/db/<database>/query/v2``); 0 when unknown."""
+    heap: str = ""
+    pagecache: str = ""
+    """The memory it was started with ("" when unknown): a restart keeps them."""
 
     @property
     def uri(self) -> str:
@@ -148,6 +151,19 @@ class LocalNeo4j:
         if state is None or not _pid_is_ours(state.pid, self.home) or not port_open(state.port):
             return None
         return state
+
+    def running_memory(self, state: LocalNeo4jState) -> tuple[str, str]:
+        """The heap and page cache ``state``'s server runs with (a server started before
+        they were recorded: read off its command line and neo4j.conf); "" when unknown."""
+        heap, pagecache = state.heap, state.pagecache
+        with contextlib.suppress(OSError):
+            words = Path(f"/proc/{state.pid}/cmdline").read_bytes().decode().split("\0")
+            heap = heap or next((w[4:] for w in words if w.startswith("-Xmx")), "")
+        with contextlib.suppress(OSError):
+            conf = (self.home / "conf" / "neo4j.conf").read_text()
+            found = re.search(r"^server\.memory\.pagecache\.size=(\S+)$", conf, re.M)
+            pagecache = pagecache or (found.group(1) if found else "")
+        return heap, pagecache
 
     def stop(self, timeout_s: float = 60.0) -> bool:
         """Stop the server (a clean shutdown, then SIGKILL); False when it was not running."""
@@ -283,7 +299,8 @@ class LocalNeo4j:
             process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=console,
                                        stderr=subprocess.STDOUT, start_new_session=True,
                                        close_fds=True, cwd=self.home)
-        state = LocalNeo4jState(process.pid, port, time.time(), http_port=http_port)
+        state = LocalNeo4jState(process.pid, port, time.time(), http_port=http_port,
+                                heap=self.heap, pagecache=self.pagecache)
         self._write_state(state)
         if not self._wait_ready(process, port, START_TIMEOUT_S):
             cause = self._console_cause(offset)
@@ -294,7 +311,8 @@ class LocalNeo4j:
             raise EngineConnectionError(
                 f"Neo4j failed to start on 127.0.0.1:{port}: {cause} (log: {self.console_log})")
         state = LocalNeo4jState(process.pid, port, state.started_at,
-                                round(time.monotonic() - began, 1), http_port)
+                                round(time.monotonic() - began, 1), http_port,
+                                self.heap, self.pagecache)
         self._write_state(state)
         log.info("started Neo4j on 127.0.0.1:%d in %.1f s", port, state.start_seconds)
         return state

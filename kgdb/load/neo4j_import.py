@@ -260,16 +260,20 @@ def import_triples(server: Any, embedder: Embedder, path: str | Path, *, replace
                    batch_size: int = 5000, rejects_path: str | Path | None = None,
                    progress: bool = True, work_dir: Path | None = None,
                    echo: Callable[[str], None] | None = None,
-                   standard_ports: bool = True) -> ImportReport:
+                   standard_ports: bool = True, heap: str | None = None,
+                   pagecache: str | None = None) -> ImportReport:
     """Import a triples file into ``server`` (a :class:`LocalNeo4j`) offline (the module
     docstring). The import replaces the database: one that holds nodes or indexes is refused
     unless ``replace``. The server runs afterwards (on the ports it ran on, else as
     ``kgdb neo4j start`` picks them: 7687 and 7474 when free and ``standard_ports``);
-    ``echo`` gets the importer's output lines. The CSV files are written under ``work_dir``
-    (default: the home's ``import/`` folder, on the database's disk) and removed after."""
+    ``heap`` and ``pagecache`` are those it restarts with (default: those it ran with, else
+    the server's own). ``echo`` gets the importer's output lines. The CSV files are written
+    under ``work_dir`` (default: the home's ``import/`` folder, on the database's disk) and
+    removed after."""
     from kgdb.engine.neo4j import Neo4jStore
     from kgdb.engine.neo4j_local import USERNAME
 
+    server.heap, server.pagecache = heap or server.heap, pagecache or server.pagecache
     path = Path(path)
     began = time.perf_counter()
     report = ImportReport(str(path), str(server.home))
@@ -285,6 +289,9 @@ def import_triples(server: Any, embedder: Embedder, path: str | Path, *, replace
     ports: tuple[int | None, int | None] = (None, None)
     if state is not None:
         ports = (state.port, state.http_port or None)
+        ran_heap, ran_pagecache = server.running_memory(state)
+        server.heap = heap or ran_heap or server.heap
+        server.pagecache = pagecache or ran_pagecache or server.pagecache
         store = Neo4jStore(state.uri, USERNAME, server.password(), None)
         try:
             nodes, indexes = database_contents(store)
