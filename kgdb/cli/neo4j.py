@@ -238,12 +238,15 @@ DOTS = re.compile(r"^[-.\s]*[0-9]+% ")
 @click.option("--pagecache", default=None, callback=_memory_size,
               help="Neo4j's page cache of the server started after the import (default: the "
                    "one it ran with, else 512m).")
+@click.option("--compress", is_flag=True,
+              help="Gzip the CSV files the importer reads (about 2.3 times smaller with "
+                   "384-d vectors; they are removed after the import either way).")
 @click.option("--no-progress", is_flag=True)
 @json_option
 @pass_context
 def neo4j_import(ctx: Context, file: Path, home: Path | None, replace: bool, sep: str | None,
                  fmt: str | None, on_error: str, rejects: Path | None, batch_size: int,
-                 heap: str | None, pagecache: str | None, no_progress: bool,
+                 heap: str | None, pagecache: str | None, compress: bool, no_progress: bool,
                  as_json: bool) -> None:
     """Bulk import a triples file offline with neo4j-admin database import full: the graph
     kgdb load triples gives, written as CSV, imported with the server stopped (it replaces
@@ -261,7 +264,7 @@ def neo4j_import(ctx: Context, file: Path, home: Path | None, replace: bool, sep
     report = import_triples(server, ctx.embedder, file, replace=replace, fmt=fmt, sep=sep,
                             on_error=on_error, batch_size=batch_size, rejects_path=rejects,
                             progress=progress, echo=echo if progress else None, heap=heap,
-                            pagecache=pagecache)
+                            pagecache=pagecache, compress=compress)
     if as_json:
         emit_json(report.to_json())
         return

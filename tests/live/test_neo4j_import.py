@@ -141,3 +141,24 @@ def test_import_files_and_bad_lines(embedder: Any, tmp_path: Path) -> None:
     assert len(vector) == embedder.dimension
     assert "--nodes=Entity=" + str(files.entities) in files.options()
     assert json.dumps(files.options())
+
+
+def test_compressed_import_files(embedder: Any, tmp_path: Path) -> None:
+    """--compress writes the same CSV gzipped (neo4j-admin reads .csv.gz as it is)."""
+    import gzip
+
+    from kgdb.dialects.neo4j import Neo4jDialect
+
+    path = tmp_path / "kb.txt"
+    path.write_text("\n".join(LINES) + "\n", encoding="utf-8")
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "gz").mkdir()
+    plain = write_import_files(path, embedder, Neo4jDialect(), tmp_path / "plain",
+                               progress=False)
+    packed = write_import_files(path, embedder, Neo4jDialect(), tmp_path / "gz",
+                                progress=False, compress=True)
+    assert packed.entities.name == "entities.csv.gz" and packed.facts.name == "facts.csv.gz"
+    for a, b in ((plain.entities, packed.entities), (plain.facts, packed.facts)):
+        assert gzip.decompress(b.read_bytes()) == a.read_bytes()
+    assert packed.bytes < plain.bytes
+    assert f"--relationships={packed.facts}" in packed.options()
