@@ -271,17 +271,65 @@ def _check_reused(entities: int, graph: SyntheticGraph, address: str) -> None:
                          f"arguments {expected} (load it with --keep first)")
 
 
+def _local_neo4j_home(settings: Settings) -> Path:
+    """The home of the kgdb-started Neo4j serving ``settings.uri`` (``--bulk`` stops it)."""
+    import json
+
+    from kgdb.config import kgdb_home
+
+    if settings.embedded:
+        raise ScaleError("--bulk imports into Neo4j offline; the embedded engine has no "
+                         "offline importer (FalkorDB loads in bulk already: --mode auto)")
+    for home in (Path(".neo4j"), kgdb_home() / "neo4j"):
+        try:
+            info = json.loads((home / "server.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if urlsplit(settings.uri or "").port == info.get("port"):
+            return home
+    raise ScaleError(f"--bulk stops and restarts the server for an offline import: "
+                     f"{settings.uri} is not a Neo4j that kgdb started (kgdb neo4j start)")
+
+
+def _bulk_import(settings: Settings, home: Path, embedder: Embedder, tsv: Path, progress: bool,
+                 result: dict[str, Any]) -> tuple[Any, Any]:
+    """Import ``tsv`` with neo4j-admin (:func:`kgdb.load.neo4j_import.import_triples`), record
+    its phases and sizes in ``result``; the store reconnected and a LoadReport's numbers."""
+    from kgdb.engine import connect
+    from kgdb.engine.neo4j_local import LocalNeo4j
+    from kgdb.load.neo4j_import import import_triples
+    from kgdb.load.triples import LoadReport
+
+    imported = import_triples(LocalNeo4j(home), embedder, tsv, replace=True, sep="|",
+                              progress=progress, work_dir=tsv.parent)
+    s = imported.seconds
+    result["load_mode"] = "neo4j-import"
+    result["bulk_import"] = {
+        "write_files_s": round(s["write_files"], 2), "import_s": round(s["import"], 2),
+        "restart_s": round(s["stop"] + s["start"], 2), "indexes_s": round(s["schema"], 2),
+        "csv_bytes": imported.csv_bytes, "store_bytes": imported.store_bytes,
+        "store_bytes_with_indexes": imported.store_bytes_with_indexes,
+        "transaction_log_bytes": imported.transaction_log_bytes}
+    report = LoadReport(imported.file, lines=imported.lines, triples=imported.triples,
+                        entities_written=imported.entities, entities_seen=imported.entities,
+                        predicates=imported.predicates, mode="neo4j-import")
+    return connect(settings), report
+
+
 def bench_scale(settings: Settings, *, entities: int, relationships: int | None = None,
                 k_nodes: Sequence[int] = K_NODES, hops: Sequence[int] = HOPS,
                 queries: int = 20, seed: int = 7, keep: bool = False, reuse: bool = False,
-                warmup: int = WARMUP, progress: bool = True) -> dict[str, Any]:
+                warmup: int = WARMUP, progress: bool = True, bulk: bool = False
+                ) -> dict[str, Any]:
     """Generate, load and query (see the module docstring); returns the numbers.
 
     Before each k(n) is measured, ``warmup`` unmeasured retrievals cycle through the patterns
     of every hop count (the first one builds the plugin's in-memory vector copies on a Neo4j:
     its time is reported as ``warmup.first_ms``, the copies' build time in ``index_state``).
     ``reuse`` measures the graph a previous run with ``keep`` left on the server (the same
-    entities, relationships and seed: its entity count must match) instead of loading."""
+    entities, relationships and seed: its entity count must match) instead of loading.
+    ``bulk`` loads with ``kgdb neo4j import`` (offline, :mod:`kgdb.load.neo4j_import`) into the
+    kgdb-started Neo4j that serves the URI, and reports its phases and size on disk."""
     from kgdb.bench import index_state
     from kgdb.cypher.documents import count_entities
     from kgdb.cypher.explore import count_nodes
@@ -297,6 +345,7 @@ def bench_scale(settings: Settings, *, entities: int, relationships: int | None 
                          "measures a graph of its own")
     if settings.embedded:
         settings = dataclasses.replace(settings, graph=f"scale_{uuid.uuid4().hex[:8]}")
+    home = _local_neo4j_home(settings) if bulk and not reuse else None
     t0 = time.perf_counter()
     graph = generate(entities, relationships, seed)
     result: dict[str, Any] = {
@@ -324,8 +373,12 @@ def bench_scale(settings: Settings, *, entities: int, relationships: int | None 
                 tsv = Path(tmp) / "facts.tsv"
                 graph.write_tsv(tsv)
                 t = time.perf_counter()
-                report = load_triples(store, embedder, tsv, sep="|", progress=progress,
-                                      mode="auto", batch_size=5000)
+                if home is not None:
+                    store.close()  # the import stops and restarts the server
+                    store, report = _bulk_import(settings, home, embedder, tsv, progress, result)
+                else:
+                    report = load_triples(store, embedder, tsv, sep="|", progress=progress,
+                                          mode="auto", batch_size=5000)
                 load_s = time.perf_counter() - t
             result.update({
                 "entities": report.entities_seen, "triples": report.triples,

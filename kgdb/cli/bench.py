@@ -122,10 +122,13 @@ def bench_corpus(base: Path, extra: tuple[Path, ...], passages: int | None,
 @click.option("--warmup", default=50, show_default=True, type=click.IntRange(0, 100_000),
               help="Unmeasured retrievals before each k(n) is measured (the first builds "
                    "the plugin's in-memory vector copies on Neo4j; reported apart).")
+@click.option("--bulk", is_flag=True,
+              help="Load with kgdb neo4j import (offline, neo4j-admin): the server at "
+                   "KGDB_URI must be one kgdb neo4j start runs; it is stopped and restarted.")
 @json_option
 @pass_context
 def bench_scale(ctx: Context, entities: int, relationships: int | None, k_nodes: str,
-                queries: int, seed: int, keep: bool, reuse: bool, warmup: int,
+                queries: int, seed: int, keep: bool, reuse: bool, warmup: int, bulk: bool,
                 as_json: bool) -> None:
     """Generate a synthetic knowledge graph (skewed degrees, 12 types, 36 relations, names with
     near neighbours), load it, and report load rate, memory and retrieval p50/p90 for 1-, 2-
@@ -138,7 +141,7 @@ def bench_scale(ctx: Context, entities: int, relationships: int | None, k_nodes:
         raise click.BadParameter(f"not a list of integers: {k_nodes!r}", param_hint="--kn") from exc
     result = run(ctx.settings, entities=entities, relationships=relationships, k_nodes=kns,
                  queries=queries, seed=seed, keep=keep, reuse=reuse, warmup=warmup,
-                 progress=not as_json)
+                 progress=not as_json, bulk=bulk)
     _show(result, as_json)
 
 

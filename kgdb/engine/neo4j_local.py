@@ -28,7 +28,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
@@ -74,6 +74,9 @@ class LocalNeo4jState:
     start_seconds: float = 0.0
     http_port: int = 0
     """The HTTP port (Neo4j's Query API, ``/db/<database>/query/v2``); 0 when unknown."""
+    heap: str = ""
+    pagecache: str = ""
+    """The memory it was started with ("" when unknown): a restart keeps them."""
 
     @property
     def uri(self) -> str:
@@ -149,6 +152,19 @@ class LocalNeo4j:
             return None
         return state
 
+    def running_memory(self, state: LocalNeo4jState) -> tuple[str, str]:
+        """The heap and page cache ``state``'s server runs with (a server started before
+        they were recorded: read off its command line and neo4j.conf); "" when unknown."""
+        heap, pagecache = state.heap, state.pagecache
+        with contextlib.suppress(OSError):
+            words = Path(f"/proc/{state.pid}/cmdline").read_bytes().decode().split("\0")
+            heap = heap or next((w[4:] for w in words if w.startswith("-Xmx")), "")
+        with contextlib.suppress(OSError):
+            conf = (self.home / "conf" / "neo4j.conf").read_text()
+            found = re.search(r"^server\.memory\.pagecache\.size=(\S+)$", conf, re.M)
+            pagecache = pagecache or (found.group(1) if found else "")
+        return heap, pagecache
+
     def stop(self, timeout_s: float = 60.0) -> bool:
         """Stop the server (a clean shutdown, then SIGKILL); False when it was not running."""
         with self._locked():
@@ -194,6 +210,64 @@ class LocalNeo4j:
             f.write(secret + "\n")
         return secret
 
+    # ------------------------------------------------------------------ offline import
+    def database_dirs(self, database: str = "neo4j") -> list[Path]:
+        """The folders that hold ``database``: its store and its transaction logs."""
+        data = self.home / "data"
+        return [data / "databases" / database, data / "transactions" / database]
+
+    def database_bytes(self, database: str = "neo4j") -> dict[str, int]:
+        """Space on disk of ``database`` (allocated blocks, as ``du`` counts them): its
+        ``store`` files and its ``transaction_logs``."""
+        sizes = {}
+        for name, folder in zip(("store", "transaction_logs"), self.database_dirs(database),
+                                strict=True):
+            sizes[name] = sum(f.stat().st_blocks * 512 for f in folder.rglob("*")
+                              if f.is_file()) if folder.is_dir() else 0
+        return sizes
+
+    def import_full(self, options: list[str], *, log_file: Path,
+                    echo: Callable[[str], None] | None = None,
+                    database: str = "neo4j") -> None:
+        """Run ``neo4j-admin database import full`` (Neo4j's offline importer, class
+        ``org.neo4j.cli.AdminTool`` in the neo4j-command-line jar) on this home's
+        ``database`` with ``options`` (``--nodes=...``, ``--relationships=...``); the existing
+        database is deleted first (``--overwrite-destination``). The server must be stopped:
+        the importer writes the store files directly (it reads the home's neo4j.conf for the
+        data folders; the next start writes that file anew). Its output goes to
+        ``log_file`` and, line by line, to ``echo``."""
+        if self.status() is not None:
+            raise EngineConnectionError(f"Neo4j of {self.home} is running: an offline import "
+                                        "needs it stopped (kgdb neo4j stop)")
+        java = _require_tool("java", "install a Java 17+ runtime (OpenJDK) or set PATH")
+        server_cp, plugin_cp = resolve_classpaths()
+        with self._locked():
+            self._prepare(plugin_cp, free_port(), free_port())
+            command = [java, "-Xmx1g", *JVM_FLAGS, "-cp", ":".join(server_cp), ADMIN_TOOL,
+                       "database", "import", "full", "--overwrite-destination=true",
+                       *options, database]
+            env = {**os.environ, "NEO4J_HOME": str(self.home),
+                   "NEO4J_CONF": str(self.home / "conf")}
+            lines: list[str] = []
+            with open(log_file, "w", encoding="utf-8") as log_out:
+                process = subprocess.Popen(command, env=env, cwd=self.home, text=True,
+                                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                           stderr=subprocess.STDOUT, start_new_session=True)
+                assert process.stdout is not None
+                for line in process.stdout:
+                    log_out.write(line)
+                    lines.append(line.rstrip())
+                    del lines[:-200]
+                    if echo is not None and line.strip():
+                        echo(line.rstrip())
+                code = process.wait()
+        if code != 0:
+            errors = [ln for ln in lines if "rror" in ln or "xception" in ln
+                      or "nvalid" in ln] or [ln for ln in lines if ln.strip()]
+            raise EngineConnectionError(
+                f"neo4j-admin database import failed (exit {code}): "
+                f"{(errors[-1] if errors else 'no output').strip()[:300]} (log: {log_file})")
+
     # ------------------------------------------------------------------ start
     def _start(self, port: int | None, standard_ports: bool,
                http_port: int | None = None) -> LocalNeo4jState:
@@ -225,7 +299,8 @@ class LocalNeo4j:
             process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=console,
                                        stderr=subprocess.STDOUT, start_new_session=True,
                                        close_fds=True, cwd=self.home)
-        state = LocalNeo4jState(process.pid, port, time.time(), http_port=http_port)
+        state = LocalNeo4jState(process.pid, port, time.time(), http_port=http_port,
+                                heap=self.heap, pagecache=self.pagecache)
         self._write_state(state)
         if not self._wait_ready(process, port, START_TIMEOUT_S):
             cause = self._console_cause(offset)
@@ -236,7 +311,8 @@ class LocalNeo4j:
             raise EngineConnectionError(
                 f"Neo4j failed to start on 127.0.0.1:{port}: {cause} (log: {self.console_log})")
         state = LocalNeo4jState(process.pid, port, state.started_at,
-                                round(time.monotonic() - began, 1), http_port)
+                                round(time.monotonic() - began, 1), http_port,
+                                self.heap, self.pagecache)
         self._write_state(state)
         log.info("started Neo4j on 127.0.0.1:%d in %.1f s", port, state.start_seconds)
         return state

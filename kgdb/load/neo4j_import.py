@@ -1,0 +1,377 @@
+"""Bulk import the Neo4j way: a triples file written as ``neo4j-admin database import full``
+input and imported offline into kgdb's local Neo4j (:class:`~kgdb.engine.neo4j_local.LocalNeo4j`),
+then given kgdb's indexes and catalog. The graph is the one ``kgdb load triples`` writes
+(tests/live/test_neo4j_import.py): ``(:Entity {id, name, embedding})`` per distinct subject or
+object, one relationship typed by its predicate per distinct fact, one ``(:RelationType)``
+per predicate, the ``(:KgdbMeta)`` embedding setting, and the indexes of
+:func:`~kgdb.schema.apply.ensure_base_schema`.
+
+Steps (docs/engines/neo4j-import.md):
+
+1. The triples are read and checked as ``kgdb load triples`` reads them, their entities
+   embedded, and two CSV files written with typed headers: ``entities.csv``
+   (``id:ID,name,embedding:float[]``, the label ``Entity`` given on the command line) and
+   ``facts.csv`` (``:START_ID,:END_ID,:TYPE``: the type is a CSV value, so any predicate
+   kgdb accepts, ``ns:weird type`` too, needs no escaping on a command line). A bad line
+   (``--on-error fail``) stops here: the database has not been touched.
+2. The server is stopped (the importer writes store files itself), the database is replaced
+   (``--overwrite-destination``), the server started again on the same ports.
+3. kgdb's schema (constraints, range, full-text and vector indexes, the embedding setting),
+   then the relation-type catalog, are written through Cypher, and every index awaited.
+
+Embeddings are stored as ``float[]`` (32-bit) arrays: kgdb's embedders give float32, each
+written with 9 significant digits (enough to round-trip a float32 exactly), so every value
+read back equals the one ``kgdb load triples`` stores as a list of 64-bit floats, in half the
+space on disk.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from kgdb.cypher import catalog
+from kgdb.cypher.explore import count_nodes
+from kgdb.dialects.base import Dialect
+from kgdb.dialects.neo4j import Neo4jDialect
+from kgdb.embed.base import Embedder
+from kgdb.engine.base import GraphStore, batched
+from kgdb.errors import InvalidIdentifierError, KgdbError, LoadError
+from kgdb.load.triples import (
+    ENTITY_NUMBERS,
+    BadLine,
+    LoadReport,
+    PairSet,
+    Triple,
+    _check_writable,
+    _visible,
+    count_lines,
+    read_triples,
+)
+from kgdb.schema.apply import await_indexes, ensure_base_schema
+from kgdb.schema.model import humanize
+from kgdb.vocabulary import ENTITY
+
+DATABASE = "neo4j"
+"""Neo4j Community has one user database: the import replaces it."""
+
+ENTITY_HEADER = ("id:ID", "name", "embedding:float[]")
+FACT_HEADER = (":START_ID", ":END_ID", ":TYPE")
+ARRAY_DELIMITER = ";"
+
+
+@dataclass
+class ImportFiles:
+    """The importer's input, written by :func:`write_import_files`."""
+
+    entities: Path
+    facts: Path
+    report: LoadReport
+    relationships: int = 0
+    """Facts written (repeated facts once)."""
+    multiline: bool = False
+    """Whether a value holds a line break (the importer then parses quoted newlines)."""
+
+    @property
+    def predicates(self) -> list[str]:
+        return list(self.report.predicates)
+
+    @property
+    def bytes(self) -> int:
+        return self.entities.stat().st_size + self.facts.stat().st_size
+
+    def options(self) -> list[str]:
+        """The ``neo4j-admin database import full`` options that read these files."""
+        options = [f"--nodes={ENTITY}={self.entities}", f"--relationships={self.facts}",
+                   "--id-type=string", f"--array-delimiter={ARRAY_DELIMITER}",
+                   "--bad-tolerance=0"]
+        if self.multiline:
+            options.append("--multiline-fields=true")
+        return options
+
+
+@dataclass
+class ImportReport:
+    file: str
+    home: str
+    uri: str = ""
+    lines: int = 0
+    triples: int = 0
+    rejected: int = 0
+    rejects_file: str | None = None
+    entities: int = 0
+    relationships: int = 0
+    predicates: dict[str, int] = field(default_factory=dict)
+    replaced_nodes: int = 0
+    """Nodes the database held before (replaced; 0 for an empty one)."""
+    csv_bytes: int = 0
+    store_bytes: int = 0
+    """The imported database's store files on disk, before kgdb's indexes."""
+    store_bytes_with_indexes: int = 0
+    transaction_log_bytes: int = 0
+    """Its transaction logs after kgdb's indexes (Neo4j allocates 256 MiB per log file)."""
+    seconds: dict[str, float] = field(default_factory=dict)
+    log: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "file": self.file, "home": self.home, "uri": self.uri, "mode": "neo4j-import",
+            "lines": self.lines, "triples": self.triples, "rejected": self.rejected,
+            "rejects_file": self.rejects_file, "entities": self.entities,
+            "relationships": self.relationships, "predicates": self.predicates,
+            "replaced_nodes": self.replaced_nodes, "csv_bytes": self.csv_bytes,
+            "store_bytes": self.store_bytes,
+            "store_bytes_with_indexes": self.store_bytes_with_indexes,
+            "transaction_log_bytes": self.transaction_log_bytes,
+            "seconds": {k: round(v, 3) for k, v in self.seconds.items()}, "log": self.log}
+
+
+def write_import_files(path: Path, embedder: Embedder, dialect: Dialect, folder: Path, *,
+                       fmt: str | None = None, sep: str | None = None,
+                       on_error: str = "fail", batch_size: int = 5000,
+                       rejects_path: Path | None = None,
+                       progress: bool = True, compress: bool = False) -> ImportFiles:
+    """Read ``path`` as ``kgdb load triples`` does and write the importer's CSV files into
+    ``folder``: each entity once with its embedding, each fact once (MERGE's semantics).
+    ``compress``: gzip them (level 1; the importer reads ``.csv.gz`` as it is), about 2.3
+    times smaller for 384-d vectors."""
+    from kgdb.progress import progress_bar
+
+    if on_error not in ("fail", "skip"):
+        raise LoadError(f"--on-error must be 'fail' or 'skip', not {on_error!r}")
+    report = LoadReport(str(path), mode="neo4j-import")
+    rejects_file = rejects_path or path.with_name(path.name + ".rejects")
+    if on_error == "skip":
+        _check_writable(rejects_file)
+    suffix = ".csv.gz" if compress else ".csv"
+    files = ImportFiles(folder / f"entities{suffix}", folder / f"facts{suffix}", report)
+    ids: dict[str, int] = {}
+    facts: dict[str, PairSet] = {}
+    row_format = ARRAY_DELIMITER.join(["%.9g"] * embedder.dimension)
+    bar = progress_bar(total=count_lines(path), unit="rows", unit_scale=True, file=sys.stderr,
+                       disable=not progress, desc=f"writing import files for {path.name}",
+                       mininterval=0.5, dynamic_ncols=True)
+    rejects: IO[str] | None = None
+    try:
+        with _open_csv(files.entities, compress) as entity_out, \
+                _open_csv(files.facts, compress) as fact_out:
+            entities = csv.writer(entity_out, lineterminator="\n")
+            relationships = csv.writer(fact_out, lineterminator="\n")
+            entities.writerow(ENTITY_HEADER)
+            relationships.writerow(FACT_HEADER)
+            for batch in batched(read_triples(path, fmt, sep), batch_size):
+                good, bad = _check(dialect, batch)
+                report.lines += len(batch)
+                if bad and on_error == "fail":
+                    more = (f" (and {len(bad) - 1} more bad lines in this batch)"
+                            if len(bad) > 1 else "")
+                    raise LoadError(f"{path}:{bad[0].line}: {bad[0].reason}{more}; nothing was "
+                                    "imported (the database is untouched); fix the file, or "
+                                    "add --on-error skip")
+                if bad:
+                    if rejects is None:
+                        rejects = _open_rejects(rejects_file)
+                        report.rejects_file = str(rejects_file)
+                    for b in bad:
+                        rejects.write(f"{b.line}\t{b.reason}\t{_visible(b.raw)}\n")
+                    report.rejected += len(bad)
+                names = list(dict.fromkeys(n for t in good for n in (t.subject, t.object)
+                                           if n not in ids))
+                if len(ids) + len(names) > ENTITY_NUMBERS:
+                    raise LoadError(f"an import numbers entities below {ENTITY_NUMBERS:,}; "
+                                    "this file has more")
+                for name in names:
+                    ids[name] = len(ids)
+                    files.multiline = files.multiline or "\n" in name
+                if names:
+                    vectors = np.asarray(embedder.embed(names), dtype=np.float32)
+                    for name, vector in zip(names, vectors.tolist(), strict=True):
+                        entities.writerow((name, name, row_format % tuple(vector)))
+                files.relationships += _write_facts(relationships, good, ids, facts, report)
+                report.triples += len(good)
+                bar.update(len(batch))
+                bar.set_postfix(entities=f"{len(ids):,}", refresh=False)
+    finally:
+        bar.close()
+        if rejects is not None:
+            rejects.close()
+    report.entities_seen = report.entities_written = len(ids)
+    return files
+
+
+def _open_csv(path: Path, compress: bool) -> IO[str]:
+    if compress:
+        return gzip.open(path, "wt", compresslevel=1, encoding="utf-8", newline="")
+    return open(path, "w", encoding="utf-8", newline="")
+
+
+def _write_facts(out: Any, triples: list[Triple], ids: dict[str, int],
+                 facts: dict[str, PairSet], report: LoadReport) -> int:
+    by_predicate: dict[str, list[Triple]] = {}
+    for t in triples:
+        by_predicate.setdefault(t.predicate, []).append(t)
+    written = 0
+    for predicate, rows in by_predicate.items():
+        report.predicates[predicate] = report.predicates.get(predicate, 0) + len(rows)
+        pairs = np.fromiter(((ids[t.subject] << 32) | ids[t.object] for t in rows),
+                            dtype=np.uint64, count=len(rows))
+        new = facts.setdefault(predicate, PairSet()).add(pairs)
+        kept = [(t.subject, t.object, predicate)
+                for t, keep in zip(rows, new.tolist(), strict=True) if keep]
+        out.writerows(kept)
+        written += len(kept)
+    return written
+
+
+def _check(dialect: Dialect, batch: list[Triple | BadLine]) -> tuple[list[Triple], list[BadLine]]:
+    good: list[Triple] = []
+    bad: list[BadLine] = []
+    for item in batch:
+        if isinstance(item, BadLine):
+            bad.append(item)
+            continue
+        try:
+            dialect.ident(item.predicate)
+        except InvalidIdentifierError as exc:
+            bad.append(BadLine(item.line, f"predicate cannot be a relationship type: {exc}",
+                               f"{item.subject}|{item.predicate}|{item.object}"))
+            continue
+        good.append(item)
+    return good, bad
+
+
+def _open_rejects(rejects_file: Path) -> IO[str]:
+    try:
+        return open(rejects_file, "w", encoding="utf-8", errors="backslashreplace")
+    except OSError as exc:
+        raise LoadError(f"{rejects_file}: cannot write the rejects file: "
+                        f"{exc.strerror or exc}") from exc
+
+
+def database_contents(store: GraphStore) -> tuple[int, int]:
+    """(nodes, kgdb or user indexes): what an import would replace. Neo4j's two token
+    lookup indexes are always there and are not counted."""
+    nodes = int(store.run(count_nodes()).value(0) or 0)
+    return nodes, sum(1 for i in store.indexes() if i.kind != "lookup")
+
+
+def import_triples(server: Any, embedder: Embedder, path: str | Path, *, replace: bool = False,
+                   fmt: str | None = None, sep: str | None = None, on_error: str = "fail",
+                   batch_size: int = 5000, rejects_path: str | Path | None = None,
+                   progress: bool = True, work_dir: Path | None = None,
+                   echo: Callable[[str], None] | None = None,
+                   standard_ports: bool = True, heap: str | None = None,
+                   pagecache: str | None = None, compress: bool = False) -> ImportReport:
+    """Import a triples file into ``server`` (a :class:`LocalNeo4j`) offline (the module
+    docstring). The import replaces the database: one that holds nodes or indexes is refused
+    unless ``replace``. The server runs afterwards (on the ports it ran on, else as
+    ``kgdb neo4j start`` picks them: 7687 and 7474 when free and ``standard_ports``);
+    ``heap`` and ``pagecache`` are those it restarts with (default: those it ran with, else
+    the server's own). ``echo`` gets the importer's output lines. The CSV files are written
+    under ``work_dir`` (default: the home's ``import/`` folder, on the database's disk),
+    gzipped with ``compress``, and removed after."""
+    from kgdb.engine.neo4j import Neo4jStore
+    from kgdb.engine.neo4j_local import USERNAME
+
+    server.heap, server.pagecache = heap or server.heap, pagecache or server.pagecache
+    path = Path(path)
+    began = time.perf_counter()
+    report = ImportReport(str(path), str(server.home))
+    seconds = report.seconds
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise LoadError(f"the batch size must be a whole number of at least 1, not {batch_size!r}")
+    if not path.is_file():
+        raise LoadError(f"{path}: no such triples file")
+    state = server.status()
+    if state is None and not replace and any(d.exists()
+                                             for d in server.database_dirs(DATABASE)):
+        state = server.ensure_started(standard_ports=standard_ports)  # only it knows if empty
+    ports: tuple[int | None, int | None] = (None, None)
+    if state is not None:
+        ports = (state.port, state.http_port or None)
+        ran_heap, ran_pagecache = server.running_memory(state)
+        server.heap = heap or ran_heap or server.heap
+        server.pagecache = pagecache or ran_pagecache or server.pagecache
+        store = Neo4jStore(state.uri, USERNAME, server.password(), None)
+        try:
+            nodes, indexes = database_contents(store)
+        finally:
+            store.close()
+        report.replaced_nodes = nodes
+        if (nodes or indexes) and not replace:
+            raise LoadError(
+                f"the Neo4j database of {server.home} holds {nodes:,} nodes and {indexes} "
+                "indexes: an import replaces the whole database; add --replace to replace it, "
+                "or use kgdb load triples to add to it")
+    work_dir = work_dir or server.home / "import"
+    work_dir.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="kgdb-import-", dir=work_dir))
+    try:
+        t = time.perf_counter()
+        embed_before = getattr(embedder, "compute_seconds", 0.0)
+        files = write_import_files(path, embedder, Neo4jDialect(), scratch, fmt=fmt, sep=sep,
+                                   on_error=on_error, batch_size=batch_size,
+                                   rejects_path=Path(rejects_path) if rejects_path else None,
+                                   progress=progress, compress=compress)
+        seconds["write_files"] = time.perf_counter() - t
+        seconds["embed"] = getattr(embedder, "compute_seconds", 0.0) - embed_before
+        loaded = files.report
+        report.lines, report.triples, report.rejected = (loaded.lines, loaded.triples,
+                                                         loaded.rejected)
+        report.rejects_file, report.predicates = loaded.rejects_file, dict(loaded.predicates)
+        report.entities, report.relationships = loaded.entities_seen, files.relationships
+        report.csv_bytes = files.bytes
+        t = time.perf_counter()
+        server.stop()
+        seconds["stop"] = time.perf_counter() - t
+        log_file = server.home / "logs" / "import.log"
+        report.log = str(log_file)
+        t = time.perf_counter()
+        try:
+            server.import_full(files.options(), log_file=log_file, echo=echo)
+        except KgdbError as exc:
+            raise LoadError(f"{exc}; the database {DATABASE} of {server.home} may be empty or "
+                            "partly imported and the server is stopped: fix the cause and run "
+                            "the import again with --replace") from exc
+        seconds["import"] = time.perf_counter() - t
+        report.store_bytes = server.database_bytes(DATABASE)["store"]
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    t = time.perf_counter()
+    state = server.ensure_started(ports[0], http_port=ports[1],
+                                  standard_ports=standard_ports and ports[0] is None)
+    seconds["start"] = time.perf_counter() - t
+    report.uri = state.uri
+    t = time.perf_counter()
+    store = Neo4jStore(state.uri, USERNAME, server.password(), None)
+    try:
+        write_schema(store, embedder, files.predicates)
+    finally:
+        store.close()
+    seconds["schema"] = time.perf_counter() - t
+    sizes = server.database_bytes(DATABASE)
+    report.store_bytes_with_indexes = sizes["store"]
+    report.transaction_log_bytes = sizes["transaction_logs"]
+    seconds["total"] = time.perf_counter() - began
+    return report
+
+
+def write_schema(store: GraphStore, embedder: Embedder, predicates: list[str]) -> None:
+    """What ``kgdb load triples`` writes besides entities and facts: kgdb's indexes and
+    embedding setting, the relation-type catalog (in first-seen order), every index online."""
+    ensure_base_schema(store, embedder)
+    if predicates:
+        texts = [humanize(p) for p in predicates]
+        store.run(catalog.merge_relation_types(
+            store.dialect, list(zip(predicates, texts, embedder.embed(texts), strict=True))))
+    await_indexes(store)
