@@ -29,7 +29,7 @@ LAYERS: list[set[str]] = [
     {"stored"},                                     # what ingestion writes, retrieval reads
     {"link"},                                       # the one linker
     {"load", "documents", "retrieve", "solve", "procedures"},  # loaders, algorithms, in-database shims
-    {"bench", "demo", "scale", "serve"},
+    {"bench", "demo", "scale", "serve", "spark"},  # spark: the document pipeline on Spark
     {"api"},                                        # the Python API (kgdb.connect)
     {"cli", "__main__", "docs_gen"},                # every command; reference pages from them
 ]
