@@ -115,26 +115,34 @@ def spark_session(master: str = "local[1]", *, jar: str | None = None,
                   app: str = "kgdb spark load-documents") -> Any:
     """A SparkSession with the connector: ``jar`` (or ``KGDB_SPARK_CONNECTOR_JAR``, or the jar
     in ``~/.m2``), else ``spark.jars.packages`` (Ivy fetches it from Maven Central). An
-    existing session (spark-submit's, a Databricks notebook's) is returned as it is."""
+    active session (a Databricks notebook's) is returned as it is; under spark-submit, its
+    ``--master`` and its ``--packages`` / ``--jars`` naming the connector win."""
     try:
+        from pyspark import SparkConf
         from pyspark.sql import SparkSession
     except ImportError as exc:
         raise LoadError("kgdb spark needs PySpark: pip install 'kgdb[spark]'") from exc
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
-    builder = SparkSession.builder.master(master).appName(app) \
-        .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false") \
+    given = SparkConf()  # spark-submit's settings, when it started this process
+    builder = SparkSession.builder.appName(app).config("spark.ui.enabled", "false") \
+        .config("spark.ui.showConsoleProgress", "false") \
         .config("spark.sql.shuffle.partitions", "4")
-    found = jar or os.environ.get("KGDB_SPARK_CONNECTOR_JAR") or connector_jar()
-    if found:
-        builder = builder.config("spark.jars", str(found))
-    else:
-        builder = builder.config("spark.jars.packages", CONNECTOR)
-    if master.startswith("local"):
+    if not given.contains("spark.master"):
+        builder = builder.master(master)
+    effective = str(given.get("spark.master", master))
+    named = " ".join(str(given.get(k, "")) for k in ("spark.jars", "spark.jars.packages"))
+    if "neo4j-connector-apache-spark" not in named:
+        found = jar or os.environ.get("KGDB_SPARK_CONNECTOR_JAR") or connector_jar()
+        if found:
+            builder = builder.config("spark.jars", str(found))
+        else:
+            builder = builder.config("spark.jars.packages", CONNECTOR)
+    if effective.startswith("local"):
         # local workers run this interpreter and import this kgdb (a cluster installs the
-        # wheel on its nodes: docs/spark.md)
-        # (PySpark reads PYSPARK_PYTHON from the environment, not from spark.pyspark.python)
+        # wheel on its nodes: docs/spark.md); PySpark reads PYSPARK_PYTHON from the
+        # environment, not from spark.pyspark.python
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         root = str(Path(__file__).resolve().parents[2])
         builder = builder.config("spark.executorEnv.PYTHONPATH", root)
