@@ -57,8 +57,12 @@ def spark_load_documents_cmd(ctx: Context, paths: tuple[Path, ...], master: str,
     the mutual index), computed by a Spark job and written through the Neo4j connector with
     idempotent keys: a second run changes nothing, a run after a failed one finishes it."""
     from kgdb.documents.pipeline import DocumentOptions
+    from kgdb.errors import LoadError
     from kgdb.spark.job import load_documents_spark, spark_session
 
+    if ctx.settings.embedded:  # before the embedded FalkorDB would start
+        raise LoadError("kgdb spark writes through the Neo4j Connector for Apache Spark: "
+                        "point KGDB_URI at a Neo4j (bolt://... or neo4j://...)")
     options = DocumentOptions(extract=extract, chunk_size=chunk_size, title_entity=title_entity,
                               ignore_case=ignore_case, min_length=min_name_length,
                               max_document_bytes=max_size_mb << 20)

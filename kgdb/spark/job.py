@@ -118,14 +118,16 @@ def spark_session(master: str = "local[1]", *, jar: str | None = None,
     active session (a Databricks notebook's) is returned as it is; under spark-submit, its
     ``--master`` and its ``--packages`` / ``--jars`` naming the connector win."""
     try:
-        from pyspark import SparkConf
+        from pyspark import SparkConf, SparkContext
         from pyspark.sql import SparkSession
     except ImportError as exc:
         raise LoadError("kgdb spark needs PySpark: pip install 'kgdb[spark]'") from exc
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
-    given = SparkConf()  # spark-submit's settings, when it started this process
+    if "PYSPARK_GATEWAY_PORT" in os.environ:  # spark-submit started this process and its JVM
+        SparkContext._ensure_initialized()  # so SparkConf() reads spark-submit's settings
+    given = SparkConf()
     builder = SparkSession.builder.appName(app).config("spark.ui.enabled", "false") \
         .config("spark.ui.showConsoleProgress", "false") \
         .config("spark.sql.shuffle.partitions", "4")

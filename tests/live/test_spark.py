@@ -121,8 +121,11 @@ def test_spark_load_equals_the_cli_load(neo4j_store, embedder, spark, corpus, mo
     assert report.written == report.documents == 20 and report.partitions == 3
     assert snapshot(neo4j_store) == cli_graph
     _close(_embeddings(neo4j_store), cli_vectors)
-    again = load_documents_spark(spark, neo4j_store, embedder, [path], options=OPTIONS)
-    assert (again.written, again.unchanged) == (0, report.documents)
+    result = CliRunner().invoke(cli, ["spark", "load-documents", str(path), "--extract",
+                                      "gazetteer", "--title-entity", "--json"])
+    assert result.exit_code == 0, result.output  # the command, in the module's session
+    again = json.loads(result.output)
+    assert (again["written"], again["unchanged"], again["master"]) == (0, 20, "local[1]")
     assert snapshot(neo4j_store) == cli_graph
     _index()
     assert _counts(neo4j_store) == cli_counts

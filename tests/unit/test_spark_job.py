@@ -54,3 +54,17 @@ def test_every_write_is_keyed() -> None:
     assert options["hasChunk"]["relationship.properties"] == "position"
     assert all(o["batch.size"] == "500" and o["url"] == _Neo4j.uri for o in options.values())
     assert CONNECTOR.startswith("org.neo4j:neo4j-connector-apache-spark_2.12:")
+
+
+def test_the_command_needs_a_neo4j(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from kgdb.cli import cli
+
+    monkeypatch.delenv("KGDB_URI", raising=False)
+    monkeypatch.delenv("NEO4J_URI", raising=False)
+    result = CliRunner().invoke(cli, ["spark", "load-documents", str(tmp_path)])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        "kgdb: error: kgdb spark writes through the Neo4j Connector for Apache Spark: point "
+        "KGDB_URI at a Neo4j (bolt://... or neo4j://...)"]
