@@ -35,6 +35,8 @@ database and run after the job.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import sys
 import time
 import uuid
@@ -103,18 +105,38 @@ class SparkLoadReport:
 
 # ------------------------------------------------------------------------------ the session
 
+def _maven_repository() -> Path:
+    return Path.home() / ".m2" / "repository"
+
+
 def connector_jar() -> Path | None:
     """The connector's jar in the local Maven repository (``mvn dependency:get``), if there."""
-    group = Path.home() / ".m2" / "repository" / "org" / "neo4j"
+    group = _maven_repository() / "org" / "neo4j"
     name = f"neo4j-connector-apache-spark_2.12-{CONNECTOR_VERSION}.jar"
     path = group / "neo4j-connector-apache-spark_2.12" / CONNECTOR_VERSION / name
     return path if path.is_file() else None
 
 
+def fetch_connector_jar() -> Path | None:
+    """The connector's jar, fetched into ``~/.m2`` with Maven where it is not there yet (its
+    jar alone: it carries its own Neo4j driver); None without ``mvn`` or when Maven fails."""
+    found = connector_jar()
+    if found is not None or shutil.which("mvn") is None:
+        return found
+    try:
+        subprocess.run(["mvn", "-q", "-B", "dependency:get", f"-Dartifact={CONNECTOR}",
+                        "-Dtransitive=false", f"-Dmaven.repo.local={_maven_repository()}"],
+                       capture_output=True, timeout=600, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return connector_jar()
+
+
 def spark_session(master: str = "local[1]", *, jar: str | None = None,
                   app: str = "kgdb spark load-documents") -> Any:
     """A SparkSession with the connector: ``jar`` (or ``KGDB_SPARK_CONNECTOR_JAR``, or the jar
-    in ``~/.m2``), else ``spark.jars.packages`` (Ivy fetches it from Maven Central). An
+    in ``~/.m2``, fetched there with Maven if need be), else ``spark.jars.packages`` (Ivy
+    fetches it with its dependencies: 5.0.3's ``_common`` module is not on Central). An
     active session (a Databricks notebook's) is returned as it is; under spark-submit, its
     ``--master`` and its ``--packages`` / ``--jars`` naming the connector win."""
     try:
@@ -136,7 +158,7 @@ def spark_session(master: str = "local[1]", *, jar: str | None = None,
     effective = str(given.get("spark.master", master))
     named = " ".join(str(given.get(k, "")) for k in ("spark.jars", "spark.jars.packages"))
     if "neo4j-connector-apache-spark" not in named:
-        found = jar or os.environ.get("KGDB_SPARK_CONNECTOR_JAR") or connector_jar()
+        found = jar or os.environ.get("KGDB_SPARK_CONNECTOR_JAR") or fetch_connector_jar()
         if found:
             builder = builder.config("spark.jars", str(found))
         else:
