@@ -31,6 +31,7 @@ from kgdb.cli.retrieve import (
 from kgdb.cli.rules import rules_group
 from kgdb.cli.schema import schema
 from kgdb.cli.serve import procedures_group, serve_command, tokens_group
+from kgdb.cli.spark import spark_group
 from kgdb.package import DISTRIBUTION
 
 __all__ = ["cli", "main"]
@@ -54,7 +55,7 @@ def cli(ctx: click.Context, uri: str | None, graph: str | None, verbose: bool) -
 
 for _command in (neo4j_group, db, schema, load, rules_group, stats, cypher, bench, demo, lf,
                  pattern_command, ask_command, retrieve_command, eval_group, delete, index_group,
-                 serve_command, tokens_group, procedures_group, examples_group):
+                 serve_command, tokens_group, procedures_group, examples_group, spark_group):
     cli.add_command(_command)
 bench.add_command(bench_retrieve_command)
 

@@ -29,9 +29,9 @@ LAYERS: list[set[str]] = [
     {"stored"},                                     # what ingestion writes, retrieval reads
     {"link"},                                       # the one linker
     {"load", "documents", "retrieve", "solve", "procedures"},  # loaders, algorithms, in-database shims
-    {"bench", "demo", "scale", "serve"},
+    {"bench", "demo", "scale", "serve", "spark"},  # spark: the document pipeline on Spark
     {"api"},                                        # the Python API (kgdb.connect)
-    {"cli", "__main__", "docs_gen"},                # every command; reference pages from them
+    {"cli", "__main__", "docs_gen", "spark_submit"},  # every command; reference pages from them
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 
