@@ -29,7 +29,12 @@ install: $(STAMP)
 
 $(STAMP): $(RUNTIME)
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[test,docs]'
+	$(PY) -m pip install --quiet -e '.[test,docs,spark]'
+	@# the Neo4j Connector for Apache Spark (tests/live/test_spark.py), fetched once here
+	@# rather than inside a test; kgdb spark load-documents would fetch it on first use
+	command -v mvn >/dev/null && mvn -q -B dependency:get -Dtransitive=false \
+	  -Dartifact=$$($(PY) -c 'from kgdb.spark.job import CONNECTOR; print(CONNECTOR)') \
+	  || echo "make: mvn not found: the Spark connector is fetched on first use" >&2
 	touch $(STAMP)
 
 # The wheel (dist/), installed as a user would into a clean venv (.venv-wheel), the demo run
