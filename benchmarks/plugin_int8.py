@@ -1,0 +1,59 @@
+"""The plugin's int8 vector copy against its float32 copy, without a database: memory, search
+time and recall@k on synthetic 384-d sets (neo4j-plugin's test class ``Int8Bench``), written
+as a results file (``benchmarks/results/<date>-plugin-int8.json``).
+
+    python -m benchmarks.plugin_int8 [--rows 200000] [--dim 384] [--queries 45]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from kgdb import results
+
+ROOT = Path(__file__).resolve().parent.parent
+PLUGIN = ROOT / "neo4j-plugin"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--dim", type=int, default=384)
+    parser.add_argument("--queries", type=int, default=45)
+    parser.add_argument("--heap", default="5g", help="the benchmark JVM's -Xmx")
+    parser.add_argument("--results", type=Path, default=ROOT / "benchmarks" / "results")
+    args = parser.parse_args(argv)
+    load = results.load_average()
+    with tempfile.TemporaryDirectory() as tmp:
+        cp_file = Path(tmp) / "cp.txt"
+        subprocess.run(["mvn", "-B", "-q", "-f", str(PLUGIN / "pom.xml"), "test-compile",
+                        "dependency:build-classpath", f"-Dmdep.outputFile={cp_file}"],
+                       check=True, timeout=1800)
+        classpath = ":".join([str(PLUGIN / "target" / "classes"),
+                              str(PLUGIN / "target" / "test-classes"), cp_file.read_text().strip()])
+        command = ["java", f"-Xmx{args.heap}", "-cp", classpath, "dev.kgdb.neo4j.Int8Bench",
+                   str(args.rows), str(args.dim), str(args.queries)]
+        done = subprocess.run(command, check=True, capture_output=True, text=True, timeout=7200)
+    runs = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    report = {"what": "int8 vs float32 in-memory vector copy of kgdb's Neo4j plugin "
+                      "(VectorMatrix / Int8Rows), recall@k against a brute-force scan in double",
+              "short_list": "4k rows re-ranked from the stored vectors (at least 64), at most "
+                            "as many again to prove the top k exact",
+              "runs": runs}
+    document = results.result_document("plugin-int8", report, engine=None,
+                                       command=["python", "-m", "benchmarks.plugin_int8",
+                                                *(argv if argv is not None else sys.argv[1:])],
+                                       load_at_start=load)
+    path = results.write_result(args.results, document)
+    print(json.dumps(report, indent=2))
+    print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
