@@ -12,7 +12,7 @@ import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import platformdirs
 from pydantic import Field, ValidationError
@@ -54,6 +54,9 @@ class Environment(BaseSettings):
     KGDB_NEO4J_HEAP: str = Field(default="auto", description=(
         "`kgdb neo4j start --heap`: a size (`8g`) or `auto` (Neo4j's own rule for the "
         "machine: docs/engines/neo4j.md, Memory)"))
+    KGDB_NEO4J_VECTOR_COPY: Literal["auto", "float32", "int8"] = Field(default="auto", description=(
+        "the plugin's in-memory vector copies on a Neo4j kgdb starts (`-Dkgdb.vectors.copy`): "
+        "`auto` (float32 while they fit a quarter of the heap, int8 beyond), `float32` or `int8`"))
     KGDB_NEO4J_PAGECACHE: str = Field(default="auto", description=(
         "`kgdb neo4j start --pagecache`: a size or `auto` (the store and a quarter, at least "
         "512m, at most Neo4j's own recommendation)"))

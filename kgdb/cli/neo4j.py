@@ -148,7 +148,7 @@ def _echo_settings(server: Any, state: Any, as_json: bool,
               help="Neo4j's page cache when it starts; auto: the store's size and a quarter "
                    "(at least 512m), at most Neo4j's own recommendation for --memory.")
 @click.option("--vector-copy", type=click.Choice(["auto", "float32", "int8"]), default="auto",
-              show_default=True,
+              show_default=True, envvar="KGDB_NEO4J_VECTOR_COPY",
               help="The plugin's in-memory copies of vector indexes: float32 (exact scan with "
                    "a screen), int8 (a fifth of the memory at 384-d; exact distances re-ranked "
                    "from the store), or auto: float32 while they fit a quarter of the heap.")

@@ -88,10 +88,10 @@ class LocalNeo4j:
     """Lifecycle of one Maven-started Neo4j in ``home``."""
 
     def __init__(self, home: Path, *, heap: str = "1g", pagecache: str = "512m",
-                 vector_copy: str = "auto") -> None:
+                 vector_copy: str | None = None) -> None:
         self.home = home.resolve()
         self.heap, self.pagecache = heap, pagecache
-        self.vector_copy = vector_copy
+        self.vector_copy = vector_copy or environment().KGDB_NEO4J_VECTOR_COPY
         """The plugin's kind of in-memory vector copy (``-Dkgdb.vectors.copy``): auto (float32
         while it fits a quarter of the heap, int8 beyond), float32 or int8."""
         self.state_file = self.home / "server.json"
