@@ -1,8 +1,9 @@
 """The plugin's int8 vector copy against its float32 copy, without a database: memory, search
-time and recall@k on synthetic 384-d sets (neo4j-plugin's test class ``Int8Bench``), written
-as a results file (``benchmarks/results/<date>-plugin-int8.json``).
+time and recall@k on synthetic 384-d sets (neo4j-plugin's test class ``Int8Bench``), then the
+int8 copy alone at a size whose float copy would not fit (``--int8-rows``), written as a
+results file (``benchmarks/results/<date>-plugin-int8.json``).
 
-    python -m benchmarks.plugin_int8 [--rows 200000] [--dim 384] [--queries 45]
+    python -m benchmarks.plugin_int8 [--rows 200000] [--dim 384] [--queries 45] [--int8-rows 1000000]
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--dim", type=int, default=384)
     parser.add_argument("--queries", type=int, default=45)
+    parser.add_argument("--int8-rows", type=int, default=1_000_000,
+                        help="rows of the int8-only run (0: none)")
     parser.add_argument("--heap", default="5g", help="the benchmark JVM's -Xmx")
     parser.add_argument("--results", type=Path, default=ROOT / "benchmarks" / "results")
     args = parser.parse_args(argv)
@@ -36,10 +39,14 @@ def main(argv: list[str] | None = None) -> int:
                        check=True, timeout=1800)
         classpath = ":".join([str(PLUGIN / "target" / "classes"),
                               str(PLUGIN / "target" / "test-classes"), cp_file.read_text().strip()])
-        command = ["java", f"-Xmx{args.heap}", "-cp", classpath, "dev.kgdb.neo4j.Int8Bench",
-                   str(args.rows), str(args.dim), str(args.queries)]
-        done = subprocess.run(command, check=True, capture_output=True, text=True, timeout=7200)
-    runs = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+        bench = ["java", f"-Xmx{args.heap}", "-cp", classpath, "dev.kgdb.neo4j.Int8Bench"]
+        out = subprocess.run([*bench, str(args.rows), str(args.dim), str(args.queries)],
+                             check=True, capture_output=True, text=True, timeout=7200).stdout
+        if args.int8_rows:
+            out += subprocess.run([*bench, str(args.int8_rows), str(args.dim),
+                                   str(args.queries // 2), "int8-only"],
+                                  check=True, capture_output=True, text=True, timeout=7200).stdout
+    runs = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     report = {"what": "int8 vs float32 in-memory vector copy of kgdb's Neo4j plugin "
                       "(VectorMatrix / Int8Rows), recall@k against a brute-force scan in double",
               "short_list": "4k rows re-ranked from the stored vectors (at least 64), at most "

@@ -831,22 +831,28 @@ final class VectorMatrix {
      * {@link #buildInt8} samples: for the JUnit tests and the benchmark. */
     static VectorMatrix int8FromRows(String label, String prop, int dim, long version,
                                      double[][] rows, long[] ids) {
+        return int8FromRows(label, prop, dim, version, rows.length, r -> rows[r], ids);
+    }
+
+    /** {@link #int8FromRows} of {@code n} rows given one at a time ({@code row.apply(r)}). */
+    static VectorMatrix int8FromRows(String label, String prop, int dim, long version, int n,
+                                     java.util.function.IntFunction<double[]> row, long[] ids) {
         long t0 = System.nanoTime();
         java.util.Random random = new java.util.Random(38);
-        double[][] sample = new double[Math.min(SAMPLE, rows.length)][];
-        for (int r = 0; r < rows.length; r++) {
+        double[][] sample = new double[Math.min(SAMPLE, n)][];
+        for (int r = 0; r < n; r++) {
             long slot = r < SAMPLE ? r : (long) (random.nextDouble() * (r + 1));
-            if (slot < sample.length) sample[(int) slot] = rows[r];
+            if (slot < sample.length) sample[(int) slot] = row.apply(r);
         }
         Int8Rows q = Int8Rows.empty(sample, sample.length, dim);
-        int blocks = (rows.length + BLOCK - 1) / BLOCK;
+        int blocks = (n + BLOCK - 1) / BLOCK;
         byte[][] codes = new byte[blocks][BLOCK * dim];
         float[][] norms = new float[blocks][], errs = new float[blocks][BLOCK];
         for (int b = 0; b < blocks; b++) norms[b] = q.emptyNorms();
-        for (int r = 0; r < rows.length; r++) {
-            errs[r / BLOCK][r % BLOCK] = q.encode(rows[r], codes[r / BLOCK], norms[r / BLOCK], r % BLOCK);
+        for (int r = 0; r < n; r++) {
+            errs[r / BLOCK][r % BLOCK] = q.encode(row.apply(r), codes[r / BLOCK], norms[r / BLOCK], r % BLOCK);
         }
-        return new VectorMatrix(label, prop, dim, version, rows.length, null, 0, new float[0][],
+        return new VectorMatrix(label, prop, dim, version, n, null, 0, new float[0][],
                 new float[0][], null, null, Arrays.copyOf(ids, blocks * BLOCK), new java.util.BitSet(),
                 new java.util.BitSet(), (System.nanoTime() - t0) / 1e6, 0, 0, null,
                 q.with(codes, norms, errs));

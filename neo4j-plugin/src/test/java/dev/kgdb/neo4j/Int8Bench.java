@@ -24,6 +24,10 @@ public final class Int8Bench {
         int n = args.length > 0 ? Integer.parseInt(args[0]) : 200_000;
         int dim = args.length > 1 ? Integer.parseInt(args[1]) : 384;
         int queries = args.length > 2 ? Integer.parseInt(args[2]) : 60;
+        if (args.length > 3 && args[3].equals("int8-only")) {
+            int8Only(n, dim, queries);
+            return;
+        }
         for (String set : List.of("composed", "gaussian")) {
             Random random = new Random(38);
             double[][] rows = set.equals("composed") ? composed(random, n, dim) : gaussian(random, n, dim);
@@ -87,6 +91,92 @@ public final class Int8Bench {
                     set, n, dim, k, qs.length, int8.bytes(), floats.bytes(), int8Heap, floatHeap, int8.buildMs,
                     floats.buildMs, recall / qs.length, exactOrder, proved, pct(tInt8, 50), pct(tInt8, 90),
                     pct(tFloat, 50), pct(tFloat, 90), pct(reranked, 50), pct(reranked, 90));
+        }
+    }
+
+    /**
+     * The int8 copy alone at a size whose float copy (and double rows) would not fit the
+     * benchmark's heap: composed rows kept as floats, truth by a brute-force scan in double.
+     */
+    static void int8Only(int n, int dim, int queries) {
+        Random random = new Random(38);
+        double[][] vocab;
+        int words = Math.max(64, n / 20);
+        double[] spread = new double[dim];
+        for (int i = 0; i < dim; i++) spread[i] = i % 37 == 0 ? 4.0 : 0.5 + random.nextDouble();
+        vocab = new double[words][dim];
+        for (double[] w : vocab) {
+            for (int i = 0; i < dim; i++) w[i] = random.nextGaussian() * spread[i];
+            normalise(w);
+        }
+        float[][] rows = new float[n][dim];
+        for (int r = 0; r < n; r++) {
+            double[] v = composition(random, vocab, dim);
+            for (int i = 0; i < dim; i++) rows[r][i] = (float) v[i];
+        }
+        COMPOSED_VOCAB = vocab;
+        long[] ids = new long[n];
+        for (int r = 0; r < n; r++) ids[r] = r;
+        java.util.function.IntFunction<double[]> row = r -> {
+            double[] d = new double[dim];
+            for (int i = 0; i < dim; i++) d[i] = rows[r][i];
+            return d;
+        };
+        long before = used();
+        VectorMatrix int8 = VectorMatrix.int8FromRows("Entity", "embedding", dim, 0, n, row, ids);
+        long heap = used() - before;
+        for (int k : new int[] {10, 256}) {
+            double recall = 0;
+            int proved = 0, same = 0, measured = 0;
+            List<Double> times = new ArrayList<>(), scans = new ArrayList<>();
+            for (int t = 0; t < queries + 3; t++) {
+                double[] q;
+                if (t % 3 == 1) {
+                    q = composition(random, vocab, dim);
+                } else if (t % 3 == 2) {
+                    q = gaussian(random, 1, dim)[0];
+                } else {
+                    q = row.apply(random.nextInt(n));
+                    for (int i = 0; i < dim; i++) q[i] += 0.01 * random.nextGaussian();
+                    normalise(q);
+                }
+                final double[] query = q;
+                long s = System.nanoTime();
+                List<VectorMatrix.Hit> got = int8.nearest(query, k, id -> Vectors.l2(row.apply((int) id), query));
+                double ms = (System.nanoTime() - s) / 1e6;
+                if (t < 3) continue;  // warm-up
+                measured++;
+                times.add(ms);
+                scans.add(int8.lastScreenMs);
+                if (int8.lastProved) proved++;
+                double[] d = new double[n];
+                for (int r = 0; r < n; r++) {
+                    double acc = 0.0;
+                    for (int i = 0; i < dim; i++) {
+                        double x = rows[r][i] - query[i];
+                        acc = acc + x * x;
+                    }
+                    d[r] = Math.sqrt(acc);
+                }
+                double[] sorted = d.clone();
+                java.util.Arrays.sort(sorted);
+                double kth = sorted[k - 1];
+                int hit = 0;
+                for (int i = 0; i < Math.min(k, got.size()); i++) if (d[(int) got.get(i).nodeId()] <= kth) hit++;
+                recall += (double) hit / k;
+                boolean equal = got.size() >= k;
+                for (int i = 0; equal && i < k; i++) equal = got.get(i).distance() == sorted[i];
+                if (equal) same++;
+            }
+            System.out.printf(Locale.ROOT, "{\"set\": \"composed\", \"rows\": %d, \"dim\": %d, \"k\": %d, "
+                            + "\"queries\": %d, \"int8_bytes\": %d, \"int8_heap_measured\": %d, "
+                            + "\"float32_bytes_would_be\": %d, \"int8_build_ms\": %.0f, \"recall_at_k\": %.4f, "
+                            + "\"same_top_k_distances\": %d, \"proved_exact\": %d, \"int8_p50_ms\": %.1f, "
+                            + "\"int8_p90_ms\": %.1f, \"scan_p50_ms\": %.1f}%n",
+                    n, dim, k, measured, int8.bytes(), heap,
+                    (long) ((n + VectorMatrix.BLOCK - 1) / VectorMatrix.BLOCK) * VectorMatrix.BLOCK
+                            * ((dim + Math.min(VectorMatrix.SCREEN_DIMS, dim / 2) + 2) * 4L + 8),
+                    int8.buildMs, recall / measured, same, proved, pct(times, 50), pct(times, 90), pct(scans, 50));
         }
     }
 
