@@ -12,7 +12,7 @@ import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import platformdirs
 from pydantic import Field, ValidationError
@@ -51,6 +51,15 @@ class Environment(BaseSettings):
         "index (approximate, then re-ranked exactly). 0: always the index"))
     KGDB_NEO4J_PLUGIN: bool = Field(default=True, description=(
         "`0`: `kgdb neo4j start` starts Neo4j without kgdb's plugin"))
+    KGDB_NEO4J_HEAP: str = Field(default="auto", description=(
+        "`kgdb neo4j start --heap`: a size (`8g`) or `auto` (Neo4j's own rule for the "
+        "machine: docs/engines/neo4j.md, Memory)"))
+    KGDB_NEO4J_VECTOR_COPY: Literal["auto", "float32", "int8"] = Field(default="auto", description=(
+        "the plugin's in-memory vector copies on a Neo4j kgdb starts (`-Dkgdb.vectors.copy`): "
+        "`auto` (float32 while they fit a quarter of the heap, int8 beyond), `float32` or `int8`"))
+    KGDB_NEO4J_PAGECACHE: str = Field(default="auto", description=(
+        "`kgdb neo4j start --pagecache`: a size or `auto` (the store and a quarter, at least "
+        "512m, at most Neo4j's own recommendation)"))
     KGDB_EMBED_MODEL: str = Field(default="minilm", description=(
         "`minilm` (all-MiniLM-L6-v2, 384 dims, offline, on numpy), `minilm-torch` (the same "
         "through sentence-transformers: the `sentence-transformers` extra) or `openai:<model>`"))

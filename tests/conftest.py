@@ -18,6 +18,11 @@ import pytest
 
 from kgdb.engine.process import free_port
 
+# `kgdb neo4j start` sizes Neo4j from the machine (Neo4j's rule: an 8g heap on 24 GiB); the
+# servers the suite starts keep the small fixed sizes, several may run at once.
+os.environ.setdefault("KGDB_NEO4J_HEAP", "1g")
+os.environ.setdefault("KGDB_NEO4J_PAGECACHE", "512m")
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -23,19 +23,46 @@ home_option = click.option(
     help="Its folder (data, logs, password); default $KGDB_HOME/neo4j.")
 
 
-def _local_neo4j(ctx: Context, home: Path | None, **memory: str) -> Any:
+def _local_neo4j(ctx: Context, home: Path | None, **memory: Any) -> Any:
     from kgdb.engine.neo4j_local import LocalNeo4j
 
     return LocalNeo4j(home or ctx.settings.home / "neo4j", **memory)
 
 
 def _memory_size(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """A JVM / Neo4j memory size: digits and a unit k, m or g (``6g``)."""
-    if value is None:
-        return None
+    """A JVM / Neo4j memory size: digits and a unit k, m or g (``6g``), or ``auto``."""
+    if value is None or value.lower() == "auto":
+        return None if value is None else "auto"
     if not re.fullmatch(r"[1-9][0-9]{0,6}[kKmMgG]", value):
-        raise click.BadParameter(f"{value!r} is not a size like 512m or 6g")
+        raise click.BadParameter(f"{value!r} is not a size like 512m or 6g (or auto)")
     return value.lower()
+
+
+def _bytes(size: str) -> int:
+    return int(size[:-1]) << {"k": 10, "m": 20, "g": 30}[size[-1]]
+
+
+def _fixed_size(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """:func:`_memory_size` without ``auto`` (a restart keeps the sizes it is given)."""
+    size = _memory_size(ctx, param, value)
+    if size == "auto":
+        raise click.BadParameter("give a size like 512m or 6g here (auto is kgdb neo4j "
+                                 "start's)")
+    return size
+
+
+def _memory_plan(ctx: Context, home: Path | None, heap: str, pagecache: str,
+                 memory: str | None) -> tuple[str, str, Any]:
+    """The heap and page cache to start with: the sizes given, or for ``auto`` the plan of
+    kgdb/engine/neo4j_memory.py (Neo4j's own rule, the page cache capped by the store)."""
+    if heap != "auto" and pagecache != "auto":
+        return heap, pagecache, None
+    from kgdb.engine import neo4j_memory
+
+    found = neo4j_memory.plan(home or ctx.settings.home / "neo4j",
+                              memory=_bytes(memory) if memory else None)
+    return (neo4j_memory.jvm_size(found.heap) if heap == "auto" else heap,
+            neo4j_memory.jvm_size(found.pagecache) if pagecache == "auto" else pagecache, found)
 
 
 def echo_stopped(stopped: bool, as_json: bool) -> None:
@@ -118,25 +145,41 @@ def _echo_settings(server: Any, state: Any, as_json: bool,
 @click.option("--with-service", is_flag=True,
               help="Also wire BI tools: a service token, APOC's settings, kgdb serve in the "
                    "background and kgdb's procedures installed (needs the serve extra).")
-@click.option("--heap", default="1g", show_default=True, callback=_memory_size,
-              help="The JVM heap (-Xms and -Xmx) when it starts. kgdb's plugin keeps an "
-                   "in-memory copy of a vector index only where it fits a quarter of the heap "
-                   "(578 floats per 384-d vector with its screen: 8g holds 928,768, enough "
-                   "for the 919k-entity bench; 6g 696,320).")
-@click.option("--pagecache", default="512m", show_default=True, callback=_memory_size,
-              help="Neo4j's page cache when it starts.")
+@click.option("--heap", default="auto", show_default=True, callback=_memory_size,
+              envvar="KGDB_NEO4J_HEAP",
+              help="The JVM heap (-Xms and -Xmx) when it starts; auto: Neo4j's own rule "
+                   "(neo4j-admin server memory-recommendation) for --memory. kgdb's plugin keeps "
+                   "its in-memory vector copies in a quarter of it: float32 (2,312 bytes a "
+                   "384-d row) while they fit, int8 (400 bytes) beyond.")
+@click.option("--pagecache", default="auto", show_default=True, callback=_memory_size,
+              envvar="KGDB_NEO4J_PAGECACHE",
+              help="Neo4j's page cache when it starts; auto: the store's size and a quarter "
+                   "(at least 512m), at most Neo4j's own recommendation for --memory.")
+@click.option("--vector-copy", type=click.Choice(["auto", "float32", "int8"]), default="auto",
+              show_default=True, envvar="KGDB_NEO4J_VECTOR_COPY",
+              help="The plugin's in-memory copies of vector indexes: float32 (exact scan with "
+                   "a screen), int8 (a fifth of the memory at 384-d; exact distances re-ranked "
+                   "from the store), or auto: float32 while they fit a quarter of the heap.")
+@click.option("--memory", default=None, callback=_memory_size,
+              help="The memory Neo4j may take, for the auto sizes (default: the machine's, "
+                   "as neo4j-admin assumes).")
 @rules_option
 @json_option
 @pass_context
 def neo4j_start(ctx: Context, home: Path | None, port: int | None, http_port: int | None,
                 service_port: int | None, service_url: str | None,
                 service_token_file: Path | None, with_service: bool, heap: str, pagecache: str,
-                rule_specs: tuple[str, ...], as_json: bool) -> None:
+                vector_copy: str, memory: str | None, rule_specs: tuple[str, ...],
+                as_json: bool) -> None:
     """Start it (or find it running) and print KGDB_URI, NEO4J_USERNAME and NEO4J_PASSWORD as
     `export NAME=value` lines for the shell: eval "$(kgdb neo4j start)"."""
     from kgdb.errors import ConfigError
 
-    server = _local_neo4j(ctx, home, heap=heap, pagecache=pagecache)
+    if memory == "auto":
+        raise click.BadParameter("give a size like 16g (leave it out for the machine's)",
+                                 param_hint="--memory")
+    heap, pagecache, sized = _memory_plan(ctx, home, heap, pagecache, memory)
+    server = _local_neo4j(ctx, home, heap=heap, pagecache=pagecache, vector_copy=vector_copy)
     if rule_specs and not with_service:
         raise click.UsageError("--rules goes with --with-service")
     if with_service:
@@ -157,6 +200,8 @@ def neo4j_start(ctx: Context, home: Path | None, port: int | None, http_port: in
                               "(kgdb neo4j stop, then start) so that APOC reads them")
     state = server.status()
     if state is None:
+        if sized is not None and not as_json:
+            click.echo(f"Neo4j memory: {sized.summary()}", err=True)
         with waiting("starting Neo4j (about a minute; the first start also downloads its "
                      "jars with Maven)"):
             state = server.ensure_started(port, http_port=http_port, standard_ports=True)
@@ -232,10 +277,10 @@ DOTS = re.compile(r"^[-.\s]*[0-9]+% ")
               help="Where --on-error skip writes bad lines (default FILE.rejects).")
 @click.option("--batch-size", default=5000, show_default=True, type=click.IntRange(1, 1_000_000),
               help="Triples read and embedded at a time.")
-@click.option("--heap", default=None, callback=_memory_size,
+@click.option("--heap", default=None, callback=_fixed_size,
               help="The JVM heap of the server started after the import (default: the one "
                    "it ran with, else 1g).")
-@click.option("--pagecache", default=None, callback=_memory_size,
+@click.option("--pagecache", default=None, callback=_fixed_size,
               help="Neo4j's page cache of the server started after the import (default: the "
                    "one it ran with, else 512m).")
 @click.option("--compress", is_flag=True,

@@ -90,9 +90,13 @@ class LocalNeo4jState:
 class LocalNeo4j:
     """Lifecycle of one Maven-started Neo4j in ``home``."""
 
-    def __init__(self, home: Path, *, heap: str = "1g", pagecache: str = "512m") -> None:
+    def __init__(self, home: Path, *, heap: str = "1g", pagecache: str = "512m",
+                 vector_copy: str | None = None) -> None:
         self.home = home.resolve()
         self.heap, self.pagecache = heap, pagecache
+        self.vector_copy = vector_copy or environment().KGDB_NEO4J_VECTOR_COPY
+        """The plugin's kind of in-memory vector copy (``-Dkgdb.vectors.copy``): auto (float32
+        while it fits a quarter of the heap, int8 beyond), float32 or int8."""
         self.state_file = self.home / "server.json"
         self.password_file = self.home / "password"
         self.lock_file = self.home / "lock"
@@ -291,7 +295,8 @@ class LocalNeo4j:
         # The APOC Core jar goes first: Extended embeds older copies of some APOC classes.
         classpath = ":".join([*plugin_cp, *server_cp])
         command = [java, f"-Xms{self.heap}", f"-Xmx{self.heap}", *JVM_FLAGS,
-                   f"-Dkgdb.neo4j.home={self.home}", "-cp", classpath, ENTRY_POINT,
+                   f"-Dkgdb.neo4j.home={self.home}", f"-Dkgdb.vectors.copy={self.vector_copy}",
+                   "-cp", classpath, ENTRY_POINT,
                    f"--home-dir={self.home}", f"--config-dir={self.home / 'conf'}",
                    "--console-mode"]
         offset = self.console_log.stat().st_size if self.console_log.exists() else 0

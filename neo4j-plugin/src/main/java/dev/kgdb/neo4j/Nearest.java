@@ -131,6 +131,12 @@ public class Nearest {
          * the nodes it touched), and the last one's time. */
         public long patches;
         public double lastPatchMs;
+        /** The copy's kind (float32 or int8: kgdb.vectors.copy) and the bytes it holds. */
+        public String copy;
+        public long copyBytes;
+        /** Whether the last search proved its top k exact (an int8 search whose bound left more
+         * rows than its re-rank budget did not: its answer is the re-ranked rows' best). */
+        public boolean lastProved;
     }
 
     @Procedure(name = "kgdb.vectorIndexes", mode = Mode.READ)
@@ -138,7 +144,8 @@ public class Nearest {
             + "in-memory copy of it: current, stale (rebuilt by the next search), none (never "
             + "searched) or too large (searches use the index and re-rank exactly); the last "
             + "search's screen time, rows its second stage bounded (lastScreened), rows visited "
-            + "(lastCandidates) and re-ranked from the store; writes patched in since the build.")
+            + "(lastCandidates) and re-ranked from the store; writes patched in since the build; "
+            + "the copy's kind (float32 or int8), its bytes, and whether the last search was proved exact.")
     public Stream<IndexState> vectorIndexes() {
         forgetDropped();
         List<IndexState> out = new ArrayList<>();
@@ -164,6 +171,9 @@ public class Nearest {
                 row.lastCandidates = m.lastCandidates;
                 row.lastScreened = m.lastScreened;
                 row.screenDims = m.screenDims;
+                row.copy = m.unusable != null ? null : m.kind();
+                row.copyBytes = m.unusable != null ? 0 : m.bytes();
+                row.lastProved = m.lastProved;
             }
             out.add(row);
         }

@@ -58,8 +58,10 @@ import org.neo4j.kernel.internal.GraphDatabaseAPI;
  * is of committed data; a search in a transaction that has written to the label or the
  * property leaves out the rows of the nodes it touched and reads those nodes as the
  * transaction sees them ({@link #ownWrites}). Copies and change logs are kept per server
- * ({@link #SERVERS}). Not used (the caller falls back to the index) when the matrix would
- * exceed a quarter of the heap, or when the server does not expose its management service. A
+ * ({@link #SERVERS}). Large copies are int8 ({@link Int8Rows}: {@link #COPY_SETTING}, auto by
+ * default: float32 while it fits {@link #HEAP_SHARE_SETTING} of the heap). Not used (the caller
+ * falls back to the index) when even the int8 copy would exceed that share of the heap, or when
+ * the server does not expose its management service. A
  * dropped index's copy is freed within {@link #SWEEP_SECONDS} by a job on the server's
  * scheduler ({@link #sweep}), or at once by kgdb.vectorIndexes() ({@link #forgetDropped}).
  */
@@ -94,6 +96,57 @@ final class VectorMatrix {
     /** The change log keeps at most this many node ids (older writes are forgotten: a matrix
      * older than the log is rebuilt). */
     static final int LOG_IDS = 1 << 20;
+
+    /** JVM system property choosing the kind of copy ({@code -D} on the server's command line,
+     * or {@code server.jvm.additional=-Dkgdb.vectors.copy=int8} in neo4j.conf): {@code float32}
+     * (the float copy with its screen), {@code int8} ({@link Int8Rows}: a fifth of the memory at
+     * 384 dimensions, exact distances re-ranked from the store) or {@code auto} (the default:
+     * float32 while it fits {@link #HEAP_SHARE_SETTING} of the heap, int8 beyond). */
+    static final String COPY_SETTING = "kgdb.vectors.copy";
+    /** The share of the heap ({@code -Xmx}) a copy may take, 0.25 unless set (0 < share <= 0.9). */
+    static final String HEAP_SHARE_SETTING = "kgdb.vectors.heap_share";
+    /** An int8 search re-ranks this many times k rows from the store (at least 64), and at most
+     * as many again to prove its answer exact; 4 unless set (1 to 64). */
+    static final String RERANK_SETTING = "kgdb.vectors.int8.rerank";
+    /** The tests' choice of {@link #COPY_SETTING} (null: the system property). */
+    static volatile String copyOverride;
+
+    static String copyMode() {
+        String v = copyOverride != null ? copyOverride : System.getProperty(COPY_SETTING, "auto");
+        String mode = v.trim().toLowerCase(java.util.Locale.ROOT);
+        if (mode.equals("auto") || mode.equals("float32") || mode.equals("int8")) return mode;
+        throw new IllegalArgumentException("kgdb: " + COPY_SETTING + " must be auto, float32 or int8, not '"
+                + v + "'");
+    }
+
+    static double heapShare() {
+        String v = System.getProperty(HEAP_SHARE_SETTING, "0.25");
+        try {
+            double share = Double.parseDouble(v.trim());
+            if (share > 0 && share <= 0.9) return share;
+        } catch (NumberFormatException e) {
+            // the one-line error below
+        }
+        throw new IllegalArgumentException("kgdb: " + HEAP_SHARE_SETTING + " must be a number in (0, 0.9], not '"
+                + v + "'");
+    }
+
+    static int rerankFactor() {
+        String v = System.getProperty(RERANK_SETTING, "4");
+        try {
+            int f = Integer.parseInt(v.trim());
+            if (f >= 1 && f <= 64) return f;
+        } catch (NumberFormatException e) {
+            // the one-line error below
+        }
+        throw new IllegalArgumentException("kgdb: " + RERANK_SETTING + " must be an integer from 1 to 64, not '"
+                + v + "'");
+    }
+
+    /** The heap a copy may take, in bytes. */
+    static long budget() {
+        return (long) (Runtime.getRuntime().maxMemory() * heapShare());
+    }
 
     /** Each server's copies and change logs, by its management service (one per JVM in a
      * server; several in one JVM under the test harness, each with its own "neo4j": keyed by
@@ -142,6 +195,10 @@ final class VectorMatrix {
     final double lastPatchMs;
     /** Why there is no matrix (too large), or null. */
     final String unusable;
+    /** The int8 copy, or null where the rows are floats ({@link #data}). */
+    final Int8Rows int8;
+    /** Whether the last int8 search proved its answer exact (always true for float copies). */
+    volatile boolean lastProved = true;
     /** The last search's screen and exact re-ranking times, how many rows it re-ranked from the
      * store, and how many rows' full float distance it computed. */
     volatile double lastScreenMs;
@@ -156,7 +213,7 @@ final class VectorMatrix {
                          float[][] data, int screenDims, float[][] screen, float[][] tail,
                          double[] mean, double[][] axes, long[] nodeIds, java.util.BitSet rounded,
                          java.util.BitSet retired, double buildMs, int patches, double lastPatchMs,
-                         String unusable) {
+                         String unusable, Int8Rows int8) {
         this.label = label;
         this.property = property;
         this.dim = dim;
@@ -177,12 +234,30 @@ final class VectorMatrix {
         this.patches = patches;
         this.lastPatchMs = lastPatchMs;
         this.unusable = unusable;
+        this.int8 = int8;
+    }
+
+    /** The kind of copy: float32 or int8. */
+    String kind() {
+        return int8 != null ? "int8" : "float32";
+    }
+
+    /** Bytes this copy holds (rows, screen, node ids). */
+    long bytes() {
+        long ids = nodeIds == null ? 0 : 8L * nodeIds.length;
+        if (int8 != null) return int8.bytes() + ids;
+        long floats = 0;
+        for (float[][] part : new float[][][] {data, screen, tail}) {
+            if (part == null) continue;
+            for (float[] blk : part) floats += blk == null ? 0 : blk.length;
+        }
+        return 4 * floats + ids;
     }
 
     private static VectorMatrix tooLarge(String label, String prop, int dim, long version,
                                          long t0, String why) {
         return new VectorMatrix(label, prop, dim, version, 0, null, 0, new float[0][], null, null,
-                null, null, null, new java.util.BitSet(), (System.nanoTime() - t0) / 1e6, 0, 0, why);
+                null, null, null, new java.util.BitSet(), (System.nanoTime() - t0) / 1e6, 0, 0, why, null);
     }
 
     /** The state of one index's matrix for kgdb.vectorIndexState: null if never built. */
@@ -268,6 +343,7 @@ final class VectorMatrix {
      */
     static VectorMatrix of(GraphDatabaseService db, Transaction tx, long[] own, String index,
                            String label, String prop, int dim) {
+        copyMode();  // a bad setting fails every search, not only the next build
         Server server = server(db);
         if (server == null) return null;
         Changes changes = listening(server, db, label, prop);
@@ -312,7 +388,7 @@ final class VectorMatrix {
             boolean same = m != null && m.label.equals(label) && m.property.equals(prop)
                     && m.dim == dim;
             if (!same || m.version != now) {
-                long[] touched = same && m.unusable == null && m.screenDims > 0
+                long[] touched = same && m.unusable == null && (m.screenDims > 0 || m.int8 != null)
                         ? changes.since(m.version, now) : null;
                 VectorMatrix patched = touched == null ? null : m.patched(tx, touched, now);
                 m = patched != null ? patched : build(tx, label, prop, dim, now);
@@ -507,6 +583,7 @@ final class VectorMatrix {
         if (touched.length > PATCH_SHARE * rows) return null;
         long[] sorted = touched.clone();
         Arrays.sort(sorted);
+        if (int8 != null) return patchedInt8(tx, sorted, newVersion, t0);
         java.util.BitSet nowRetired = (java.util.BitSet) retired.clone();
         float[][] newScreen = screen.clone();
         java.util.BitSet copied = new java.util.BitSet();
@@ -553,7 +630,7 @@ final class VectorMatrix {
         int n = rows + added.size();
         if (nowRetired.cardinality() > PATCH_SHARE * n) return null;
         int blocks = (n + BLOCK - 1) / BLOCK;
-        if ((long) blocks * BLOCK * (dim + screenDims + 2) * 4 > Runtime.getRuntime().maxMemory() / 4) {
+        if ((long) blocks * BLOCK * (dim + screenDims + 2) * 4 > budget()) {
             return null;  // the rebuild decides whether the copy still fits
         }
         float[][] newData = Arrays.copyOf(data, blocks);
@@ -585,14 +662,211 @@ final class VectorMatrix {
         }
         return new VectorMatrix(label, property, dim, newVersion, n, newData, screenDims,
                 newScreen, newTail, mean, axes, ids, nowRounded, nowRetired, buildMs,
-                patches + 1, (System.nanoTime() - t0) / 1e6, null);
+                patches + 1, (System.nanoTime() - t0) / 1e6, null, null);
+    }
+
+    /** {@link #patched} for an int8 copy: the touched rows retired (their norm +infinity), the
+     * nodes' current vectors encoded on this copy's quantizer and appended (a value outside its
+     * ranges is clipped: its error bound grows, the search stays exact). */
+    @SuppressWarnings("deprecation")
+    private VectorMatrix patchedInt8(Transaction tx, long[] sorted, long newVersion, long t0) {
+        java.util.BitSet nowRetired = (java.util.BitSet) retired.clone();
+        float[][] newNorm = int8.norm.clone();
+        java.util.BitSet copied = new java.util.BitSet();
+        for (int r = 0; r < rows; r++) {
+            if (!nowRetired.get(r) && Arrays.binarySearch(sorted, nodeIds[r]) >= 0) {
+                nowRetired.set(r);
+                int b = r / BLOCK;
+                if (!copied.get(b)) {
+                    newNorm[b] = newNorm[b].clone();
+                    copied.set(b);
+                }
+                newNorm[b][r % BLOCK] = Float.POSITIVE_INFINITY;
+            }
+        }
+        List<double[]> added = new ArrayList<>();
+        List<Long> addedIds = new ArrayList<>();
+        Label wanted = Label.label(label);
+        float[] row = new float[dim];
+        long previous = Long.MIN_VALUE;
+        for (long id : sorted) {
+            if (id == previous) continue;
+            previous = id;
+            Node node;
+            try {
+                node = tx.getNodeById(id);
+            } catch (org.neo4j.graphdb.NotFoundException e) {
+                continue;  // deleted
+            }
+            if (!node.hasLabel(wanted)) continue;
+            double[] x = valuesOf(node.getProperty(property, null), row);
+            if (x == null) continue;
+            added.add(x);
+            addedIds.add(id);
+        }
+        int n = rows + added.size();
+        if (nowRetired.cardinality() > PATCH_SHARE * n) return null;
+        int blocks = (n + BLOCK - 1) / BLOCK;
+        if ((long) blocks * BLOCK * Int8Rows.rowBytes(dim) > budget()) return null;
+        int old = int8.codes.length;
+        byte[][] newCodes = Arrays.copyOf(int8.codes, blocks);
+        newNorm = Arrays.copyOf(newNorm, blocks);
+        float[][] newErr = Arrays.copyOf(int8.err, blocks);
+        long[] ids = Arrays.copyOf(nodeIds, Math.max(nodeIds.length, blocks * BLOCK));
+        java.util.BitSet grown = new java.util.BitSet();
+        for (int i = 0; i < added.size(); i++) {
+            int r = rows + i, b = r / BLOCK;
+            if (!grown.get(b)) {
+                newCodes[b] = b < old ? int8.codes[b].clone() : new byte[BLOCK * dim];
+                newNorm[b] = b < old ? newNorm[b].clone() : int8.emptyNorms();
+                newErr[b] = b < old ? int8.err[b].clone() : new float[BLOCK];
+                grown.set(b);
+            }
+            newErr[b][r % BLOCK] = int8.encode(added.get(i), newCodes[b], newNorm[b], r % BLOCK);
+            ids[r] = addedIds.get(i);
+        }
+        return new VectorMatrix(label, property, dim, newVersion, n, null, 0, new float[0][],
+                new float[0][], null, null, ids, new java.util.BitSet(), nowRetired, buildMs,
+                patches + 1, (System.nanoTime() - t0) / 1e6, null,
+                int8.with(newCodes, newNorm, newErr));
+    }
+
+    /** The stored vector's values (doubles, as the store holds them) if it has row.length
+     * finite values that are finite as floats too (the rows the float copy would hold), else
+     * null; {@code row} is scratch. */
+    static double[] valuesOf(Object stored, float[] row) {
+        if (!toRow(stored, row)) return null;
+        return Vectors.of(stored, "stored vector");
+    }
+
+    /**
+     * A new copy of the label's vectors: float32 or int8 as {@link #COPY_SETTING} says (auto:
+     * float32 while its rows fit the budget, by the label's count in the counts store, else
+     * int8), or a "too large" one when neither fits.
+     */
+    private static VectorMatrix build(Transaction tx, String label, String prop, int dim,
+                                      long version) {
+        String mode = copyMode();
+        long budget = budget();
+        int m = Math.min(SCREEN_DIMS, Math.max(1, dim / 2));
+        long count = labelCount(tx, label);
+        if (count < 0 || count > SMALL) {
+            if (mode.equals("int8") || (mode.equals("auto") && count > 0
+                    && count * (dim + m + 2) * 4L > budget)) {
+                return buildInt8(tx, label, prop, dim, version, budget);
+            }
+        }
+        VectorMatrix floats = buildFloat(tx, label, prop, dim, version, budget);
+        if (floats.unusable != null && mode.equals("auto")) {
+            return buildInt8(tx, label, prop, dim, version, budget);
+        }
+        return floats;
+    }
+
+    /** The label's node count from the counts store (the nodes, not only those with a vector),
+     * or -1 where the kernel cannot be reached (not public API: Neo4j 5.26's KernelTransaction). */
+    static long labelCount(Transaction tx, String label) {
+        try {
+            org.neo4j.kernel.api.KernelTransaction ktx = ((InternalTransaction) tx).kernelTransaction();
+            int id = ktx.tokenRead().nodeLabel(label);
+            return id < 0 ? 0 : ktx.dataRead().countsForNode(id);
+        } catch (RuntimeException | LinkageError e) {
+            return -1;
+        }
+    }
+
+    /**
+     * The int8 copy ({@link Int8Rows}), read in two passes so that the float rows are never
+     * held: a reservoir sample of {@link #SAMPLE} rows (seeded) fixes each dimension's range,
+     * then every row is encoded as it is read.
+     */
+    @SuppressWarnings("deprecation")
+    private static VectorMatrix buildInt8(Transaction tx, String label, String prop, int dim,
+                                          long version, long budget) {
+        long t0 = System.nanoTime();
+        java.util.Random random = new java.util.Random(38);
+        double[][] sample = new double[SAMPLE][];
+        float[] row = new float[dim];
+        long seen = 0;
+        try (ResourceIterator<Node> nodes = tx.findNodes(Label.label(label))) {
+            while (nodes.hasNext()) {
+                Node node = nodes.next();
+                long slot = seen < SAMPLE ? seen : (long) (random.nextDouble() * (seen + 1));
+                seen++;
+                if (slot >= SAMPLE) continue;
+                double[] x = valuesOf(node.getProperty(prop, null), row);
+                if (x != null) sample[(int) slot] = x;
+            }
+        }
+        int filled = 0;
+        for (double[] x : sample) if (x != null) sample[filled++] = x;
+        Int8Rows q = Int8Rows.empty(sample, filled, dim);
+        List<byte[]> codes = new ArrayList<>();
+        List<float[]> norms = new ArrayList<>(), errs = new ArrayList<>();
+        long[] ids = new long[BLOCK];
+        int n = 0;
+        try (ResourceIterator<Node> nodes = tx.findNodes(Label.label(label))) {
+            while (nodes.hasNext()) {
+                Node node = nodes.next();
+                double[] x = valuesOf(node.getProperty(prop, null), row);
+                if (x == null) continue;  // as the index: dim finite values
+                int b = n / BLOCK, o = n % BLOCK;
+                if (o == 0) {
+                    if ((long) (b + 1) * BLOCK * Int8Rows.rowBytes(dim) > budget) {
+                        return tooLarge(label, prop, dim, version, t0, "more than " + (long) b * BLOCK
+                                + " vectors would exceed " + HEAP_SHARE_SETTING + " of the heap even as int8");
+                    }
+                    codes.add(new byte[BLOCK * dim]);
+                    norms.add(q.emptyNorms());
+                    errs.add(new float[BLOCK]);
+                    if (ids.length < (b + 1) * BLOCK) ids = Arrays.copyOf(ids, ids.length * 2);
+                }
+                errs.get(b)[o] = q.encode(x, codes.get(b), norms.get(b), o);
+                ids[n++] = node.getId();
+            }
+        }
+        Int8Rows rows = q.with(codes.toArray(new byte[0][]), norms.toArray(new float[0][]),
+                errs.toArray(new float[0][]));
+        return new VectorMatrix(label, prop, dim, version, n, null, 0, new float[0][], new float[0][],
+                null, null, ids, new java.util.BitSet(), new java.util.BitSet(),
+                (System.nanoTime() - t0) / 1e6, 0, 0, null, rows);
+    }
+
+    /** An int8 copy of rows already read ({@code rows[r]}, node {@code ids[r]}), sampled as
+     * {@link #buildInt8} samples: for the JUnit tests and the benchmark. */
+    static VectorMatrix int8FromRows(String label, String prop, int dim, long version,
+                                     double[][] rows, long[] ids) {
+        return int8FromRows(label, prop, dim, version, rows.length, r -> rows[r], ids);
+    }
+
+    /** {@link #int8FromRows} of {@code n} rows given one at a time ({@code row.apply(r)}). */
+    static VectorMatrix int8FromRows(String label, String prop, int dim, long version, int n,
+                                     java.util.function.IntFunction<double[]> row, long[] ids) {
+        long t0 = System.nanoTime();
+        java.util.Random random = new java.util.Random(38);
+        double[][] sample = new double[Math.min(SAMPLE, n)][];
+        for (int r = 0; r < n; r++) {
+            long slot = r < SAMPLE ? r : (long) (random.nextDouble() * (r + 1));
+            if (slot < sample.length) sample[(int) slot] = row.apply(r);
+        }
+        Int8Rows q = Int8Rows.empty(sample, sample.length, dim);
+        int blocks = (n + BLOCK - 1) / BLOCK;
+        byte[][] codes = new byte[blocks][BLOCK * dim];
+        float[][] norms = new float[blocks][], errs = new float[blocks][BLOCK];
+        for (int b = 0; b < blocks; b++) norms[b] = q.emptyNorms();
+        for (int r = 0; r < n; r++) {
+            errs[r / BLOCK][r % BLOCK] = q.encode(row.apply(r), codes[r / BLOCK], norms[r / BLOCK], r % BLOCK);
+        }
+        return new VectorMatrix(label, prop, dim, version, n, null, 0, new float[0][],
+                new float[0][], null, null, Arrays.copyOf(ids, blocks * BLOCK), new java.util.BitSet(),
+                new java.util.BitSet(), (System.nanoTime() - t0) / 1e6, 0, 0, null,
+                q.with(codes, norms, errs));
     }
 
     @SuppressWarnings("deprecation")
-    private static VectorMatrix build(Transaction tx, String label, String prop, int dim,
-                                      long version) {
+    private static VectorMatrix buildFloat(Transaction tx, String label, String prop, int dim,
+                                           long version, long budget) {
         long t0 = System.nanoTime();
-        long budget = Runtime.getRuntime().maxMemory() / 4;
         int m = Math.min(SCREEN_DIMS, Math.max(1, dim / 2));
         List<float[]> blocks = new ArrayList<>();
         long[] ids = new long[BLOCK];
@@ -617,7 +891,7 @@ final class VectorMatrix {
                 if (o == 0) {
                     if ((long) (b + 1) * BLOCK * (dim + m + 2) * 4 > budget) {
                         return tooLarge(label, prop, dim, version, t0, "more than " + (long) b * BLOCK
-                                + " vectors would exceed a quarter of the heap");
+                                + " vectors would exceed " + HEAP_SHARE_SETTING + " of the heap");
                     }
                     blocks.add(new float[BLOCK * dim]);
                     if (ids.length < (b + 1) * BLOCK) ids = Arrays.copyOf(ids, ids.length * 2);
@@ -641,7 +915,7 @@ final class VectorMatrix {
         if (n <= SMALL) {  // searched row by row: no axes, no screen
             return new VectorMatrix(label, prop, dim, version, n, data, 0, new float[0][],
                     new float[0][], null, new double[0][], ids, rounded, new java.util.BitSet(),
-                    (System.nanoTime() - t0) / 1e6, 0, 0, null);
+                    (System.nanoTime() - t0) / 1e6, 0, 0, null, null);
         }
         double[] mean = new double[dim];
         for (int r = 0; r < n; r++) {
@@ -659,7 +933,7 @@ final class VectorMatrix {
                 projectBlock(data[b], Math.min(BLOCK, rows - b * BLOCK), dim, mean, axes, m1,
                         screen[b], tail[b]));
         return new VectorMatrix(label, prop, dim, version, n, data, m, screen, tail, mean, axes,
-                ids, rounded, new java.util.BitSet(), (System.nanoTime() - t0) / 1e6, 0, 0, null);
+                ids, rounded, new java.util.BitSet(), (System.nanoTime() - t0) / 1e6, 0, 0, null, null);
     }
 
     /**
@@ -870,6 +1144,7 @@ final class VectorMatrix {
     List<Hit> nearest(double[] query, int k, java.util.function.LongToDoubleFunction exact) {
         int kk = Math.min(k, live);
         if (kk == 0) return List.of();
+        if (int8 != null) return nearestInt8(query, k, exact);
         if (rows <= SMALL) return everyRow(query, k, exact);
         float[] q = new float[dim];
         double norm2 = 0.0;
@@ -973,6 +1248,21 @@ final class VectorMatrix {
         lastCandidates = candidates;
         lastScreened = screened;
         return hits.subList(0, end);
+    }
+
+    /** {@link #nearest} on the int8 copy: every exact distance from {@code exact} (the store). */
+    private List<Hit> nearestInt8(double[] query, int k, java.util.function.LongToDoubleFunction exact) {
+        int shortList = (int) Math.min(Integer.MAX_VALUE / 2, Math.max(64L, (long) k * rerankFactor()));
+        Int8Rows.Stats s = new Int8Rows.Stats();
+        List<Hit> hits = int8.nearest(query, k, rows, retired, live, nodeIds, shortList, shortList, exact, s);
+        lastScreenMs = s.screenMs;
+        lastExactMs = s.exactMs;
+        lastRecomputed = s.reranked;
+        lastCandidates = s.reranked;
+        lastFromStore = s.reranked;
+        lastScreened = s.pending;
+        lastProved = s.proved;
+        return hits;
     }
 
     /**
