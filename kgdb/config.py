@@ -51,6 +51,9 @@ class Environment(BaseSettings):
         "index (approximate, then re-ranked exactly). 0: always the index"))
     KGDB_NEO4J_PLUGIN: bool = Field(default=True, description=(
         "`0`: `kgdb neo4j start` starts Neo4j without kgdb's plugin"))
+    KGDB_SPARK_CONNECTOR_JAR: Path | None = Field(default=None, description=(
+        "`kgdb spark load-documents`: the Neo4j Connector for Apache Spark's jar (default: "
+        "the one in the local Maven repository, fetched with `mvn dependency:get` if absent)"))
     KGDB_NEO4J_HEAP: str = Field(default="auto", description=(
         "`kgdb neo4j start --heap`: a size (`8g`) or `auto` (Neo4j's own rule for the "
         "machine: docs/engines/neo4j.md, Memory)"))
