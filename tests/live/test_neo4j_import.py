@@ -49,6 +49,19 @@ def _answer(store: Any, embedder: Any) -> list[tuple[Any, ...]]:
                   for s in result.subgraphs)
 
 
+def _plain_answer(store: Any, embedder: Any) -> list[tuple[Any, ...]]:
+    """:func:`_answer` through plain Cypher (no plugin copies): the session's long-lived
+    server once gave the reference load a different top 3 through the plugin on an equal
+    graph (CI, 2026-12-02; noted on issue 38), which is not what this test is about."""
+    from kgdb.engine.neo4j import Neo4jStore
+
+    plain = Neo4jStore(store.uri, store.username, store.password, store.database, native=False)
+    try:
+        return _answer(plain, embedder)
+    finally:
+        plain.close()
+
+
 class _OneAtATime(Embedder):
     """The test's embedder for two threads: the import's and the reference load's."""
 
@@ -82,7 +95,7 @@ def test_import_equals_load_triples(neo4j_store: Any, embedder: Any, tmp_path: P
                                 standard_ports=False)
         try:
             loaded = load_triples(neo4j_store, shared, path, progress=False)
-            want, want_answer = snapshot(neo4j_store), _answer(neo4j_store, shared)
+            want, want_answer = snapshot(neo4j_store), _plain_answer(neo4j_store, shared)
             report = importing.result()
         except BaseException:
             importing.cancel()
@@ -101,7 +114,8 @@ def test_import_equals_load_triples(neo4j_store: Any, embedder: Any, tmp_path: P
         store = Neo4jStore(state.uri, USERNAME, server.password(), None)
         try:
             assert_same(want, snapshot(store))
-            assert _answer(store, shared) == want_answer
+            assert _plain_answer(store, shared) == want_answer
+            assert _answer(store, shared) == want_answer  # the plugin's, on the new server
         finally:
             store.close()
         # the database has data now: refused, in one line, and left as it was
