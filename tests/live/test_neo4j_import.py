@@ -44,9 +44,13 @@ def _triples(tmp_path: Path) -> Path:
 def _answer(store: Any, embedder: Any) -> list[tuple[Any, ...]]:
     pattern = pattern_from_triples([("kismit", "directed by", "UNKNOWN director 1"),
                                     ("kismit", "starred", "UNKNOWN actor 1")])
-    result = search(store, embedder, pattern, k=3)
-    return sorted((s.value_of("n1"), s.value_of("n2"), round(s.gsd, 4))
-                  for s in result.subgraphs)
+    result = search(store, embedder, pattern, k=5)
+    found = [(s.value_of("n1"), s.value_of("n2"), round(s.gsd, 4)) for s in result.subgraphs]
+    # subgraphs tied at the cut are kept in the order their relationships are read, which
+    # two servers' internal ids make different (neo4j-admin imports with several threads):
+    # the last GSD's group is left out, what ranks above it must be equal
+    last = max((gsd for *_, gsd in found), default=None)
+    return sorted(f for f in found if f[2] != last)
 
 
 def _plain_answer(store: Any, embedder: Any) -> list[tuple[Any, ...]]:
