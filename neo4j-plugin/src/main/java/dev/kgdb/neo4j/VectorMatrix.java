@@ -614,13 +614,8 @@ final class VectorMatrix {
             } catch (org.neo4j.graphdb.NotFoundException e) {
                 continue;  // deleted
             }
-            Object stored;
-            try {
-                if (!node.hasLabel(wanted)) continue;
-                stored = node.getProperty(property, null);
-            } catch (org.neo4j.graphdb.NotFoundException e) {
-                continue;  // deleted by a commit since it was found
-            }
+            Object stored = committed(node, wanted, property);
+            if (stored == GONE) continue;
             float[] row = new float[dim];
             if (!toRow(stored, row)) continue;
             if (!floatValued(stored, row)) addedRounded.set(added.size());
@@ -698,8 +693,9 @@ final class VectorMatrix {
             } catch (org.neo4j.graphdb.NotFoundException e) {
                 continue;  // deleted
             }
-            if (!node.hasLabel(wanted)) continue;
-            double[] x = valuesOf(node.getProperty(property, null), row);
+            Object stored = committed(node, wanted, property);
+            if (stored == GONE) continue;
+            double[] x = valuesOf(stored, row);
             if (x == null) continue;
             added.add(x);
             addedIds.add(id);
@@ -734,6 +730,22 @@ final class VectorMatrix {
     /** The stored vector's values (doubles, as the store holds them) if it has row.length
      * finite values that are finite as floats too (the rows the float copy would hold), else
      * null; {@code row} is scratch. */
+    /** What {@link #committed} returns for a node to leave out. */
+    private static final Object GONE = new Object();
+
+    /** The node's {@code prop} as this transaction reads it now, or {@link #GONE} when it
+     * lacks {@code wanted} (null: no check) or a commit deleted it since it was found: a label
+     * scan may keep listing such a node in this transaction, so a rerun would meet it again;
+     * if that commit is after the copy's version, the change log removes it. */
+    private static Object committed(Node node, Label wanted, String prop) {
+        try {
+            if (wanted != null && !node.hasLabel(wanted)) return GONE;
+            return node.getProperty(prop, null);
+        } catch (org.neo4j.graphdb.NotFoundException e) {
+            return GONE;
+        }
+    }
+
     static double[] valuesOf(Object stored, float[] row) {
         if (!toRow(stored, row)) return null;
         return Vectors.of(stored, "stored vector");
@@ -794,7 +806,8 @@ final class VectorMatrix {
                 long slot = seen < SAMPLE ? seen : (long) (random.nextDouble() * (seen + 1));
                 seen++;
                 if (slot >= SAMPLE) continue;
-                double[] x = valuesOf(node.getProperty(prop, null), row);
+                Object stored = committed(node, null, prop);
+                double[] x = stored == GONE ? null : valuesOf(stored, row);
                 if (x != null) sample[(int) slot] = x;
             }
         }
@@ -808,7 +821,8 @@ final class VectorMatrix {
         try (ResourceIterator<Node> nodes = tx.findNodes(Label.label(label))) {
             while (nodes.hasNext()) {
                 Node node = nodes.next();
-                double[] x = valuesOf(node.getProperty(prop, null), row);
+                Object stored = committed(node, null, prop);
+                double[] x = stored == GONE ? null : valuesOf(stored, row);
                 if (x == null) continue;  // as the index: dim finite values
                 int b = n / BLOCK, o = n % BLOCK;
                 if (o == 0) {
@@ -876,15 +890,8 @@ final class VectorMatrix {
         try (ResourceIterator<Node> nodes = tx.findNodes(Label.label(label))) {
             while (nodes.hasNext()) {
                 Node node = nodes.next();
-                Object stored;
-                try {
-                    stored = node.getProperty(prop, null);
-                } catch (org.neo4j.graphdb.NotFoundException e) {
-                    // deleted by a commit after the label scan found it (the scan may keep
-                    // listing it in this transaction, so a rerun would meet it again); if
-                    // that commit is after this copy's version, the change log removes it
-                    continue;
-                }
+                Object stored = committed(node, null, prop);
+                if (stored == GONE) continue;
                 if (!toRow(stored, row)) continue;  // as the index: dim finite values
                 if (!floatValued(stored, row)) rounded.set(n);
                 int b = n / BLOCK, o = n % BLOCK;
