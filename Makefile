@@ -98,16 +98,18 @@ nginx:
 
 # The load test (docs/load-test.md): T tenants x C clients, writers, every answer checked, JSON
 # to benchmarks/results/<date>-loadtest-<engine>-<replicas>.json. ENGINE=neo4j starts (or
-# reuses) the Neo4j of NEO4J_HOME; REPLICAS=2 puts nginx in front and kills one half-way.
+# reuses) the Neo4j of NEO4J_HOME; REPLICAS=2 puts nginx in front and kills one half-way;
+# THINK=2 makes each client pause 2 s on average between answer and question (0: closed loop).
 ENGINE ?= falkordb
 REPLICAS ?= 1
 TENANTS ?= 4
 CLIENTS ?= 8
 DURATION ?= 300
+THINK ?= 0
 
 loadtest: $(STAMP) $(if $(filter-out 1,$(REPLICAS)),nginx)
 	$(PY) -m benchmarks.loadtest --engine $(ENGINE) --replicas $(REPLICAS) \
-	  --tenants $(TENANTS) --clients $(CLIENTS) --duration $(DURATION) \
+	  --tenants $(TENANTS) --clients $(CLIENTS) --duration $(DURATION) --think $(THINK) \
 	  $(if $(filter neo4j,$(ENGINE)),--neo4j-home $(NEO4J_HOME)) \
 	  $(if $(filter-out 1,$(REPLICAS)),--kill-replica)
 

@@ -709,10 +709,13 @@ class Plan:
     disconnects: int = 100
     questions: int = 2
     films: int = 0
+    """Films per tenant at most (0: the sample's films dealt out in full)."""
     min_rounds: int = 0
     """Whole rounds of its mix each client sends at least (the load lasts longer if need
     be)."""
-    """Films per tenant at most (0: the sample's films dealt out in full)."""
+    think_s: float = 0.0
+    """Mean pause of a client between its answer and its next request (exponential, seeded
+    per client); 0: closed loop, every client always waiting on the service."""
     sample_s: float = 1.0
     warmup_s: float = 30.0
     out: Path | None = None
@@ -818,14 +821,26 @@ async def same_on_every_replica(replicas: list[Replica], tenants: list[Tenant],
     return out
 
 
+def think_pause(rng: random.Random, think_s: float, remaining_s: float) -> float:
+    """A client's pause before its next request: exponential with mean ``think_s`` (the
+    requests of many such clients arrive as a Poisson stream), never past the end of the
+    load; 0 without think time."""
+    if think_s <= 0:
+        return 0.0
+    return min(rng.expovariate(1 / think_s), max(0.0, remaining_s))
+
+
 # Every client is plain HTTP to 127.0.0.1: ``verify=False`` spares each new httpx client
 # loading the CA bundle into an SSL context, which on a loaded machine stalled the event loop
 # (and so every client's clock) for tens of seconds at the start of a run.
 async def client_loop(base: str, tenant: Tenant, checker: Checker, tally: Tally, seed: int,
                       start: float, stop_at: float, in_flight: dict[str, int],
-                      min_rounds: int = 0) -> None:
+                      min_rounds: int = 0, think_s: float = 0.0) -> None:
     """One client: the tenant's mix in a shuffled order, again and again, until ``stop_at``
-    (and at least ``min_rounds`` whole rounds: a small run checks every request)."""
+    (and at least ``min_rounds`` whole rounds: a small run checks every request), pausing
+    ``think_s`` on average (exponential) before each request, as a person or a dashboard
+    does between questions (before the first one too, so the clients do not all start at
+    once); with 0 it sends the next request as soon as it has the answer."""
     import httpx
 
     rng = random.Random(seed)
@@ -838,6 +853,11 @@ async def client_loop(base: str, tenant: Tenant, checker: Checker, tally: Tally,
             for i in order:
                 if time.monotonic() >= stop_at and rounds >= min_rounds:
                     return
+                pause = think_pause(rng, think_s, stop_at - time.monotonic())
+                if pause:  # before each request, the first too: no herd at the start
+                    await asyncio.sleep(pause)
+                    if time.monotonic() >= stop_at and rounds >= min_rounds:
+                        return  # nor one at the end, of every client whose pause it cut
                 request = tenant.mix[i]
                 sent = time.monotonic() - start
                 in_flight["n"] += 1
@@ -866,6 +886,16 @@ async def sampler(replicas: list[Replica], engine_pid: int | None, start: float,
         samples.append(row)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(done.wait(), every)
+
+
+async def loop_lag(lags: list[float], done: asyncio.Event, every: float = 0.01) -> None:
+    """How late this process's event loop wakes a 10 ms timer, in ms: the clients' own
+    delay. A response is timed when the loop gets to it, so a busy client (judging answers,
+    the scripted LLM) shows here, not as the service's latency."""
+    while not done.is_set():
+        t = time.monotonic()
+        await asyncio.sleep(every)
+        lags.append(1000 * (time.monotonic() - t - every))
 
 
 async def progress(tally: Tally, start: float, stop_at: float, done: asyncio.Event) -> None:
@@ -1103,6 +1133,7 @@ def run(plan: Plan) -> dict[str, Any]:
               "engine": plan.engine, "replicas": plan.replicas,
               "proxy": "nginx" if proxy else None, "tenants": len(tenants),
               "clients_per_tenant": clients, "duration_s": plan.duration_s,
+              "think_s": plan.think_s,
               "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
               "machine": {"cpus": os.cpu_count(), "load_average_before":
                           [round(x, 2) for x in load_before],
@@ -1148,13 +1179,16 @@ async def _measure(plan: Plan, base: str, tenants: list[Tenant], checker: Checke
     stop_at = start + plan.duration_s
     in_flight = {"n": 0}
     epid = engine_pid(plan.engine, plan.neo4j)
+    lags: list[float] = []
     background = [asyncio.create_task(sampler(replicas, epid, start, plan.sample_s, samples,
-                                              done))]
+                                              done)),
+                  asyncio.create_task(loop_lag(lags, done))]
     if plan.progress:
         background.append(asyncio.create_task(progress(tally, start, stop_at, done)))
     kill: dict[str, Any] | None = None
     loops = [asyncio.create_task(client_loop(base, t, checker, tally, 1000 * n + c, start,
-                                             stop_at, in_flight, plan.min_rounds))
+                                             stop_at, in_flight, plan.min_rounds,
+                                             plan.think_s))
              for n, t in enumerate(tenants) for c in range(clients)]
     if plan.kill_replica and len(replicas) > 1:
         await asyncio.sleep(plan.duration_s / 2)
@@ -1204,6 +1238,7 @@ async def _measure(plan: Plan, base: str, tenants: list[Tenant], checker: Checke
                         for b in range(math.ceil(seconds / 10))],
             "writers_started_s": writers_started_s,
             "endpoints": report_rows(tally, alone, seconds), "checks": checks,
+            "client_loop_lag_ms": lag_summary(lags),
             "writers": _writer_summary(writer_stats), "replica_kill": kill,
             "replicas_agree": replica_check,
             "memory": {"warmup_s": plan.warmup_s,
@@ -1212,6 +1247,15 @@ async def _measure(plan: Plan, base: str, tenants: list[Tenant], checker: Checke
             "disconnect": disconnect,
             "metrics": {"before": metrics_before, "after": metrics_after},
             "passed": passed}
+
+
+def lag_summary(lags: list[float]) -> dict[str, float] | None:
+    from kgdb.measure import percentile
+
+    if not lags:
+        return None
+    return {"p50": round(percentile(lags, 50), 1), "p99": round(percentile(lags, 99), 1),
+            "max": round(max(lags), 1), "samples": len(lags)}
 
 
 def _writer_summary(stats: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -1263,6 +1307,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--proxy", action="store_true", help="nginx in front of one replica")
     parser.add_argument("--kill-replica", action="store_true",
                         help="SIGKILL replica 0 half-way (needs --replicas 2 or more)")
+    parser.add_argument("--think", type=float, default=0.0, help=(
+        "mean seconds a client pauses after each answer (exponential; 0: closed loop)"))
     parser.add_argument("--no-writers", action="store_true")
     parser.add_argument("--disconnects", type=int, default=100,
                         help="streamed /ask requests whose clients go away (0: none)")
@@ -1275,17 +1321,21 @@ def main(argv: list[str] | None = None) -> int:
                         help="start (or reuse) kgdb's local Neo4j in this directory")
     parser.add_argument("--neo4j-port", type=int, default=None, help="its Bolt port")
     parser.add_argument("--out", type=Path, default=None, help=(
-        "the JSON file (default benchmarks/results/<date>-loadtest-<engine>-<replicas>.json;"
+        "the JSON file (default benchmarks/results/<date>-loadtest-<engine>-<replicas>"
+        "[-think-<s>s].json;"
         " '-' for none)"))
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     args = parser.parse_args(argv)
     if args.tenants < 1 or args.clients < 1 or args.replicas < 1 or args.duration <= 0:
         parser.error("--tenants, --clients, --replicas and --duration must be positive")
+    if not 0 <= args.think < 3600:
+        parser.error("--think must be at least 0 seconds and below an hour")
     out = None if str(args.out) == "-" else args.out or RESULTS / (
         f"{time.strftime('%Y-%m-%d', time.gmtime())}-loadtest-{args.engine}-"
-        f"{args.replicas}.json")
+        f"{args.replicas}{f'-think-{args.think:g}s' if args.think else ''}.json")
     plan = Plan(engine=args.engine, tenants=args.tenants, clients=args.clients,
-                duration_s=args.duration, replicas=args.replicas, proxy=args.proxy,
+                duration_s=args.duration, think_s=args.think, replicas=args.replicas,
+                proxy=args.proxy,
                 kill_replica=args.kill_replica, writers=not args.no_writers,
                 disconnects=args.disconnects, questions=args.questions,
                 films=args.films, warmup_s=args.warmup, out=out, neo4j=neo4j_from(args),

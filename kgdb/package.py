@@ -4,6 +4,7 @@ for a clone whose folder shadows the package."""
 
 from __future__ import annotations
 
+import functools
 import shutil
 from importlib import metadata, resources
 from pathlib import Path
@@ -16,6 +17,7 @@ DISTRIBUTION = "kgdb-retrieval"
 EXAMPLE_SUFFIXES = (".lf", ".rules")
 
 
+@functools.cache  # read once: the service names it in every request's metadata
 def version() -> str:
     """kgdb's version, as the installed distribution records it."""
     try:

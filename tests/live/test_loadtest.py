@@ -63,8 +63,9 @@ def _assert_checks(result: dict[str, Any], *, errors_allowed: tuple[str, ...] = 
 
 def test_small_load_on_each_engine(store: Any, embedded_home: Path) -> None:
     engine = store.dialect.NAME  # on FalkorDB the load test makes graphs lt0, lt1 of its own
-    result = loadtest.run(_plan(engine, store))
+    result = loadtest.run(_plan(engine, store, think_s=0.05))
     assert result["passed"], result["checks"]
+    assert result["think_s"] == 0.05
     _assert_checks(result)
     if engine == "neo4j":
         assert result["tenants"] == 1 and result["notes"]  # Community: one user database

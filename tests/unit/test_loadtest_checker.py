@@ -4,7 +4,11 @@ parts) is counted apart; anything else is wrong."""
 
 from __future__ import annotations
 
-from benchmarks.loadtest import Checker, Tenant, composed
+import math
+import random
+import statistics
+
+from benchmarks.loadtest import Checker, Tenant, composed, think_pause
 
 ABSENT = {"passages": [{"id": "a#0", "score": 0.9}, {"id": "b#0", "score": 0.5}],
           "facts": [], "evidence": "line a\nline b"}
@@ -46,3 +50,15 @@ def test_the_checker_counts_a_straddled_answer_apart_and_only_where_states_diffe
     assert checker.judge("t1", 0, mixed) == "straddled"
     assert checker.judge("t1", 0, {**ABSENT, "passages": [{"id": "z#0", "score": 1}] * 2}
                          ) == "wrong"
+
+
+def test_think_time_is_exponential_with_its_mean_and_ends_with_the_load() -> None:
+    rng = random.Random(7)
+    pauses = [think_pause(rng, 2.0, 1e9) for _ in range(20_000)]
+    assert min(pauses) >= 0
+    assert abs(statistics.fmean(pauses) - 2.0) < 0.1
+    # exponential: the median is ln 2 of the mean (a uniform or fixed pause is not)
+    assert abs(statistics.median(pauses) - 2.0 * math.log(2)) < 0.1
+    assert think_pause(rng, 2.0, 0.25) <= 0.25  # never past the end of the load
+    assert think_pause(rng, 2.0, -1.0) == 0.0
+    assert think_pause(rng, 0.0, 100.0) == 0.0  # closed loop
