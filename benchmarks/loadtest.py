@@ -719,6 +719,9 @@ class Plan:
     sample_s: float = 1.0
     warmup_s: float = 30.0
     out: Path | None = None
+    """The results file (benchmarks/results' format: kgdb.results.result_document)."""
+    argv: list[str] = field(default_factory=list)
+    """The command line's arguments, for the results file."""
     neo4j: dict[str, str] | None = None
     progress: bool = True
 
@@ -912,17 +915,39 @@ async def progress(tally: Tally, start: float, stop_at: float, done: asyncio.Eve
         last = n
 
 
+async def settled(tenant: Tenant, replicas: list[Replica]) -> dict[str, Any]:
+    """Each server's stats half a second after one request to it (which stops AnyIO's
+    worker threads idle for 10 s)."""
+    import httpx
+
+    async with httpx.AsyncClient(verify=False) as client:
+        for r in replicas:
+            if r.process.poll() is None:
+                await send(client, r.url, tenant, tenant.mix[0])
+    await asyncio.sleep(0.5)
+    return {name: proc_stats(pid) for name, pid in pids(replicas).items()}
+
+
 async def disconnect_test(base: str, tenants: list[Tenant], llm: Any, replicas: list[Replica],
                           count: int, concurrency: int = 10) -> dict[str, Any]:
     """``count`` streamed /ask whose clients go away after the first token event; 10 s later
-    the upstream LLM requests still open and the servers' threads and fds against before."""
+    the upstream LLM requests still open and the servers' threads and fds against before.
+
+    "Before" is the servers after ``concurrency`` streamed asks answered in full at once
+    and "after" the servers 10 s after the last client left; each is read after one more
+    request (:func:`settled`), so both hold the pools that many requests at once fill (the
+    engine clients' connections, the idle worker threads AnyIO keeps for 10 s and stops on
+    the next request) and a difference is what the disconnects left."""
     import httpx
 
-    before = {name: proc_stats(pid) for name, pid in pids(replicas).items()}
-    open_before = llm.open
-    llm.slow = True
     tenant = tenants[0]
     request = next(r for r in tenant.mix if r.stream)
+    async with httpx.AsyncClient(verify=False) as client:
+        await asyncio.gather(*(send(client, base, tenant, request) for _ in range(concurrency)))
+    await asyncio.sleep(10.5)
+    before = await settled(tenant, replicas)
+    open_before = llm.open
+    llm.slow = True
     got_token = 0
     failures: list[str] = []
     gate = asyncio.Semaphore(concurrency)
@@ -948,12 +973,11 @@ async def disconnect_test(base: str, tenants: list[Tenant], llm: Any, replicas: 
     sent_s = time.monotonic() - t0
     open_at_close = llm.open
     await asyncio.sleep(10)
-    after = {name: proc_stats(pid) for name, pid in pids(replicas).items()}
     open_after = llm.open
     llm.slow = False
-    # the service still answers
-    async with httpx.AsyncClient(verify=False) as client:
+    async with httpx.AsyncClient(verify=False) as client:  # the service still answers
         alive = await send(client, base, tenant, tenant.mix[0])
+    after = await settled(tenant, replicas)
     return {"requests": count, "concurrency": concurrency, "got_first_token": got_token,
             "client_failures": failures[:10], "failed": len(failures),
             "seconds_to_send": round(sent_s, 1),
@@ -1140,8 +1164,16 @@ def run(plan: Plan) -> dict[str, Any]:
                           "load_average_after": [round(x, 2) for x in os.getloadavg()]},
               "notes": notes, "graphs": built, **result}
     if plan.out:
+        from kgdb.results import result_document
+
+        what = re.sub(r"^\d{4}-\d\d-\d\d-", "", plan.out.stem)
+        what = what if re.fullmatch(r"[a-z0-9][a-z0-9-]{0,80}", what) else \
+            f"loadtest-{plan.engine}-{plan.replicas}"
+        document = result_document(what, result, engine=plan.engine,
+                                   command=["python", "-m", "benchmarks.loadtest",
+                                            *plan.argv], load_at_start=list(load_before))
         plan.out.parent.mkdir(parents=True, exist_ok=True)
-        plan.out.write_text(json.dumps(result, indent=2) + "\n")
+        plan.out.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     if result["passed"]:
         shutil.rmtree(work, ignore_errors=True)
     else:  # the servers' and nginx's logs, for whoever reads the failure
@@ -1322,7 +1354,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--neo4j-port", type=int, default=None, help="its Bolt port")
     parser.add_argument("--out", type=Path, default=None, help=(
         "the JSON file (default benchmarks/results/<date>-loadtest-<engine>-<replicas>"
-        "[-think-<s>s].json;"
+        "[-think-<ms>ms].json;"
         " '-' for none)"))
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     args = parser.parse_args(argv)
@@ -1332,14 +1364,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--think must be at least 0 seconds and below an hour")
     out = None if str(args.out) == "-" else args.out or RESULTS / (
         f"{time.strftime('%Y-%m-%d', time.gmtime())}-loadtest-{args.engine}-"
-        f"{args.replicas}{f'-think-{args.think:g}s' if args.think else ''}.json")
+        f"{args.replicas}{f'-think-{round(1000 * args.think)}ms' if args.think else ''}.json")
     plan = Plan(engine=args.engine, tenants=args.tenants, clients=args.clients,
                 duration_s=args.duration, think_s=args.think, replicas=args.replicas,
                 proxy=args.proxy,
                 kill_replica=args.kill_replica, writers=not args.no_writers,
                 disconnects=args.disconnects, questions=args.questions,
                 films=args.films, warmup_s=args.warmup, out=out, neo4j=neo4j_from(args),
-                progress=not args.quiet)
+                progress=not args.quiet, argv=list(argv if argv is not None else sys.argv[1:]))
     try:
         result = run(plan)
     except RuntimeError as exc:
