@@ -90,6 +90,8 @@ def collaboration(store: GraphStore, vector: Sequence[float], options: DocumentG
             others[str(doc)] = (weight, score)
 
     for r in rows:
+        if r["seed"] is None:  # found, then deleted by a commit before its id was read
+            continue
         seeds[str(r["seed"])] = float(r["seed_sim"])
         w1 = 1.0 if options.strategy == "onehop" else float(r["w1"] or 0.0)
         admit(r["m1"], w1, r["sim1"])
