@@ -714,8 +714,8 @@ class Plan:
     """Whole rounds of its mix each client sends at least (the load lasts longer if need
     be)."""
     think_s: float = 0.0
-    """Mean pause of a client between its answer and its next request (exponential, seeded
-    per client); 0: closed loop, every client always waiting on the service."""
+    """Mean pause of a client before each request (exponential, seeded per client); 0:
+    closed loop, every client always waiting on the service."""
     sample_s: float = 1.0
     warmup_s: float = 30.0
     out: Path | None = None
@@ -1164,11 +1164,10 @@ def run(plan: Plan) -> dict[str, Any]:
                           "load_average_after": [round(x, 2) for x in os.getloadavg()]},
               "notes": notes, "graphs": built, **result}
     if plan.out:
-        from kgdb.results import result_document
+        from kgdb.results import SLUG, result_document
 
         what = re.sub(r"^\d{4}-\d\d-\d\d-", "", plan.out.stem)
-        what = what if re.fullmatch(r"[a-z0-9][a-z0-9-]{0,80}", what) else \
-            f"loadtest-{plan.engine}-{plan.replicas}"
+        what = what if SLUG.match(what) else f"loadtest-{plan.engine}-{plan.replicas}"
         document = result_document(what, result, engine=plan.engine,
                                    command=["python", "-m", "benchmarks.loadtest",
                                             *plan.argv], load_at_start=list(load_before))
@@ -1340,7 +1339,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kill-replica", action="store_true",
                         help="SIGKILL replica 0 half-way (needs --replicas 2 or more)")
     parser.add_argument("--think", type=float, default=0.0, help=(
-        "mean seconds a client pauses after each answer (exponential; 0: closed loop)"))
+        "mean seconds a client pauses before each request (exponential; 0: closed loop)"))
     parser.add_argument("--no-writers", action="store_true")
     parser.add_argument("--disconnects", type=int, default=100,
                         help="streamed /ask requests whose clients go away (0: none)")
