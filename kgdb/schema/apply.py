@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kgdb.cypher import catalog
-from kgdb.dialects.base import Dialect, IndexInfo
+from kgdb.dialects.base import Dialect, IndexInfo, VectorIndexOptions
 from kgdb.embed.base import Embedder
 from kgdb.engine.base import GraphStore, describe_indexes, wait_for_index_builds
 from kgdb.errors import EmbeddingDimensionError, SchemaError, StatementError
@@ -93,8 +93,10 @@ def desired_indexes(schema: Schema, dimension: int, *, unique_needs_range: bool)
     return specs
 
 
-def index_operations(dialect: Dialect, spec: IndexSpec) -> list[Operation]:
-    """The statements (and engine commands) that create one index or constraint."""
+def index_operations(dialect: Dialect, spec: IndexSpec,
+                     vector_options: VectorIndexOptions | None = None) -> list[Operation]:
+    """The statements (and engine commands) that create one index or constraint
+    (``vector_options``: how a vector index is built, the engine's default if None)."""
     if spec.kind == "unique":
         return dialect.create_unique_constraint(spec.label, spec.properties[0])
     if spec.kind == "exists":
@@ -104,7 +106,8 @@ def index_operations(dialect: Dialect, spec: IndexSpec) -> list[Operation]:
     if spec.kind == "fulltext":
         return dialect.create_fulltext_index(spec.label, spec.properties)
     assert spec.dimension is not None
-    return dialect.create_vector_index(spec.label, spec.properties[0], spec.dimension)
+    return dialect.create_vector_index(spec.label, spec.properties[0], spec.dimension,
+                                       options=vector_options)
 
 
 _ALREADY = ("already indexed", "already exists", "equivalent index already", "equivalent constraint")
@@ -145,13 +148,17 @@ def check_embedding(store: GraphStore, embedder: Embedder,
     return True
 
 
-def ensure_base_schema(store: GraphStore, embedder: Embedder) -> None:
-    """Apply the built-in schema unless the graph already has one (loaders call this)."""
+def ensure_base_schema(store: GraphStore, embedder: Embedder, *,
+                       entity_vectors: VectorIndexOptions | None = None) -> None:
+    """Apply the built-in schema unless the graph already has one (loaders call this);
+    ``entity_vectors``: how the entities' vector index is built (the engine's default)."""
     if not check_embedding(store, embedder):
-        apply_schema(store, Schema(source="<built-in>"), embedder)
+        apply_schema(store, Schema(source="<built-in>"), embedder,
+                     entity_vectors=entity_vectors)
 
 
-def apply_schema(store: GraphStore, schema: Schema, embedder: Embedder) -> SchemaReport:
+def apply_schema(store: GraphStore, schema: Schema, embedder: Embedder, *,
+                 entity_vectors: VectorIndexOptions | None = None) -> SchemaReport:
     dialect = store.dialect
     report = SchemaReport()
     existing = store.indexes()
@@ -172,7 +179,8 @@ def apply_schema(store: GraphStore, schema: Schema, embedder: Embedder) -> Schem
                 "constraints); kgdb does not check it either")
             have.add(spec.key)
             continue
-        for op in index_operations(dialect, spec):
+        options = entity_vectors if spec.kind == "vector" and spec.label == ENTITY else None
+        for op in index_operations(dialect, spec, options):
             execute_ddl(store, op)
         have.add(spec.key)
         report.created.append(spec.describe())
