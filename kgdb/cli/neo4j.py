@@ -290,7 +290,7 @@ DOTS = re.compile(r"^[-.\s]*[0-9]+% ")
               default="auto", show_default=True,
               help="The entities' vector index: exact (float32 scores), quantized (int8, "
                    "m 16, ef_construction 200; kgdb re-ranks its proposals exactly), auto: "
-                   "quantized from 2,000,000 entities.")
+                   "quantized from 5,000,000 entities.")
 @click.option("--no-progress", is_flag=True)
 @json_option
 @pass_context
