@@ -15,9 +15,9 @@ from kgdb.cypher import catalog
 from kgdb.dialects.base import Dialect, IndexInfo, VectorIndexOptions
 from kgdb.embed.base import Embedder
 from kgdb.engine.base import GraphStore, describe_indexes, wait_for_index_builds
-from kgdb.errors import EmbeddingDimensionError, SchemaError, StatementError
+from kgdb.errors import EmbeddingDimensionError, QueryTimeoutError, SchemaError, StatementError
 from kgdb.schema.model import Schema, TypeDef
-from kgdb.statement import Operation
+from kgdb.statement import Operation, Statement
 from kgdb.vocabulary import CHUNK, CONCEPT, DOCUMENT, ENTITY, ENTITY_TYPE, EVENT, RELATION_TYPE
 
 EMBEDDING_KEY = "embedding"
@@ -258,6 +258,27 @@ def rebuild_vector_indexes(store: GraphStore) -> list[str]:
     return rebuilt
 
 
+POPULATING_LIMIT_S = 12 * 3600.0
+"""How long an index may keep populating before await_indexes gives up (a bulk import of 10M
+entities builds its vector index after the import, on the imported data)."""
+
+
+def _await_populating(store: GraphStore, wait: Statement) -> None:
+    """Run the engine's wait statement (Neo4j: ``db.awaitIndexes``, which gives up after its
+    timeout), again while an index it timed out on is still populating, not failed: a
+    large index built on imported data takes longer than one call's timeout."""
+    deadline = time.monotonic() + POPULATING_LIMIT_S
+    while True:
+        try:
+            store.run(wait)
+            return
+        except (StatementError, QueryTimeoutError):
+            pending = [i for i in store.indexes() if i.state != "ONLINE"]
+            if (not pending or any(i.state == "FAILED" for i in pending)
+                    or time.monotonic() > deadline):
+                raise
+
+
 def await_indexes(store: GraphStore, timeout_s: float = 600.0,
                   vectors: Sequence[IndexInfo] = ()) -> None:
     """Wait until every index is online (Neo4j: db.awaitIndexes; FalkorDB: poll db.indexes)
@@ -265,7 +286,7 @@ def await_indexes(store: GraphStore, timeout_s: float = 600.0,
     its procedure accepts calls)."""
     wait = store.dialect.await_indexes()
     if wait is not None:
-        store.run(wait)
+        _await_populating(store, wait)
     else:
         pending = wait_for_index_builds(store, timeout_s)
         if pending:
