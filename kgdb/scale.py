@@ -305,11 +305,11 @@ def _local_neo4j_home(settings: Settings) -> Path:
 
 
 def write_import_files(graph: SyntheticGraph, embedder: Embedder, folder: Path, *,
-                       batch: int = 5000, progress: bool = True) -> Any:
+                       batch: int = 5000, progress: bool = True, compress: bool = False) -> Any:
     """The importer's files for ``graph`` written directly (no triples file to parse): the
     graph ``kgdb neo4j import`` of its TSV gives (every entity that has a fact, once, with its
     vector; every fact once: :func:`generate` drops repeats), through the same Arrow writer
-    (:class:`kgdb.load.neo4j_import.ArrowImportWriter`)."""
+    (:class:`kgdb.load.neo4j_import.ArrowImportWriter`); ``compress``: gzipped."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -320,12 +320,13 @@ def write_import_files(graph: SyntheticGraph, embedder: Embedder, folder: Path, 
     if not has_pyarrow():
         raise ScaleError("--bulk writes the import files with pyarrow: pip install pyarrow")
     report = LoadReport("<generated>", mode="neo4j-import")
-    files = ImportFiles(folder / "entities.csv", folder / "facts.csv", report)
+    suffix = ".csv.gz" if compress else ".csv"
+    files = ImportFiles(folder / f"entities{suffix}", folder / f"facts{suffix}", report)
     used = np.unique(np.concatenate([graph.heads, graph.tails]))
     bar = progress_bar(total=len(used) + graph.facts, unit="rows", unit_scale=True,
                        disable=not progress, desc="writing import files", mininterval=0.5,
                        dynamic_ncols=True)
-    out = ArrowImportWriter(files, False, embedder.dimension)
+    out = ArrowImportWriter(files, compress, embedder.dimension)
     try:
         for start in range(0, len(used), batch):
             names = [graph.names[i] for i in used[start:start + batch]]
@@ -437,7 +438,7 @@ def candidate_recall(store: Any, embedder: Embedder, graph: SyntheticGraph, text
 
 def _bulk_import(settings: Settings, home: Path, embedder: Embedder, graph: SyntheticGraph,
                  folder: Path, progress: bool, result: dict[str, Any],
-                 vector_index: str = "auto") -> tuple[Any, Any]:
+                 vector_index: str = "auto", compress: bool = False) -> tuple[Any, Any]:
     """Import ``graph`` with neo4j-admin (:func:`kgdb.load.neo4j_import.import_triples`, its
     files written by :func:`write_import_files` into ``folder``), record its phases and sizes
     in ``result``; the store reconnected and a LoadReport's numbers."""
@@ -450,7 +451,7 @@ def _bulk_import(settings: Settings, home: Path, embedder: Embedder, graph: Synt
         LocalNeo4j(home), embedder, folder / "<generated>", replace=True, progress=progress,
         work_dir=folder,
         write_files=lambda scratch: write_import_files(graph, embedder, scratch,
-                                                       progress=progress),
+                                                       progress=progress, compress=compress),
         vector_index=None if vector_index == "auto" else vector_index_for(0, vector_index))
     s = imported.seconds
     result["load_mode"] = "neo4j-import"
@@ -473,8 +474,8 @@ def bench_scale(settings: Settings, *, entities: int, relationships: int | None 
                 k_nodes: Sequence[int] = K_NODES, hops: Sequence[int] = HOPS,
                 queries: int = 20, seed: int = 7, keep: bool = False, reuse: bool = False,
                 warmup: int = WARMUP, progress: bool = True, bulk: bool = False,
-                vector_index: str = "auto", candidate_recall_sample: int = 0
-                ) -> dict[str, Any]:
+                vector_index: str = "auto", candidate_recall_sample: int = 0,
+                compress: bool = False) -> dict[str, Any]:
     """Generate, load and query (see the module docstring); returns the numbers.
 
     Before each k(n) is measured, ``warmup`` unmeasured retrievals cycle through the patterns
@@ -485,7 +486,8 @@ def bench_scale(settings: Settings, *, entities: int, relationships: int | None 
     ``bulk`` loads with ``kgdb neo4j import`` (offline, :mod:`kgdb.load.neo4j_import`) into the
     kgdb-started Neo4j that serves the URI, and reports its phases and size on disk (its
     entity vector index as ``vector_index``: auto, exact or quantized, see
-    :func:`kgdb.load.neo4j_import.vector_index_for`). ``candidate_recall_sample``: that many
+    :func:`kgdb.load.neo4j_import.vector_index_for`; ``compress``: its files gzipped).
+    ``candidate_recall_sample``: that many
     pattern node texts (the known nodes of the measured patterns, then further entity names)
     have their approximate candidates compared with brute force at each k(n)
     (:func:`candidate_recall`; Neo4j only)."""
@@ -534,7 +536,7 @@ def bench_scale(settings: Settings, *, entities: int, relationships: int | None 
                 if home is not None:
                     store.close()  # the import stops and restarts the server
                     store, report = _bulk_import(settings, home, embedder, graph, Path(tmp),
-                                                 progress, result, vector_index)
+                                                 progress, result, vector_index, compress)
                 else:
                     graph.write_tsv(tsv)
                     t = time.perf_counter()

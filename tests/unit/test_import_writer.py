@@ -98,6 +98,9 @@ def test_generated_graph_files_equal_its_triples_files(tmp_path: Path) -> None:
     assert direct.relationships == parsed.relationships == graph.facts
     assert direct.report.entities_seen == parsed.report.entities_seen == len(a[0])
     assert direct.report.predicates == parsed.report.predicates
+    (tmp_path / "c").mkdir()
+    gz = write_graph_files(graph, embedder, tmp_path / "c", progress=False, compress=True)
+    assert gz.entities.name == "entities.csv.gz" and _parsed(tmp_path / "c", ".csv.gz") == a
 
 
 def test_brute_force_nearest_and_recall() -> None:
