@@ -235,9 +235,12 @@ def _server_memory_mb(settings: Settings) -> dict[str, Any]:
 def _paths(store: Any, hops: int, count: int, rng: np.random.Generator,
            graph: SyntheticGraph) -> list[list[tuple[str, str, str]]]:
     """``count`` random simple paths of ``hops`` facts, walked forward from random facts."""
-    out_edges: dict[int, list[int]] = {}
-    for i in range(graph.facts):
-        out_edges.setdefault(int(graph.heads[i]), []).append(i)
+    order = np.argsort(graph.heads, kind="stable")  # each head's facts in file order
+    starts = np.searchsorted(graph.heads[order], np.arange(len(graph.names) + 1))
+
+    def out_edges(head: int) -> list[int]:
+        return [int(f) for f in order[starts[head]:starts[head + 1]]]
+
     paths: list[list[tuple[str, str, str]]] = []
     attempts = 0
     while len(paths) < count and attempts < count * 200:
@@ -246,7 +249,7 @@ def _paths(store: Any, hops: int, count: int, rng: np.random.Generator,
         chain = [fact]
         seen = {int(graph.heads[fact]), int(graph.tails[fact])}
         while len(chain) < hops:
-            nxt = [f for f in out_edges.get(int(graph.tails[chain[-1]]), [])
+            nxt = [f for f in out_edges(int(graph.tails[chain[-1]]))
                    if int(graph.tails[f]) not in seen]
             if not nxt:
                 break
