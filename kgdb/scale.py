@@ -439,6 +439,30 @@ def candidate_recall(store: Any, embedder: Embedder, graph: SyntheticGraph, text
     return result
 
 
+def rebuild_entity_index(store: Any, embedder: Embedder, choice: str) -> dict[str, Any]:
+    """Drop the entities' vector index and build it anew as ``choice`` (``exact`` or
+    ``quantized``: :func:`kgdb.load.neo4j_import.vector_index_for`), every index awaited;
+    its options and build time."""
+    from kgdb.load.neo4j_import import vector_index_for
+    from kgdb.schema.apply import await_indexes, execute_ddl
+    from kgdb.vocabulary import ENTITY
+
+    if store.dialect.NAME != "neo4j":
+        raise ScaleError("--reindex builds a Neo4j vector index: it needs a Neo4j")
+    options = vector_index_for(0, choice)
+    for info in store.indexes():
+        if info.kind == "vector" and info.entity == "node" and info.label == ENTITY:
+            for op in store.dialect.drop_index(info):
+                store.execute(op)
+    started = time.perf_counter()
+    for op in store.dialect.create_vector_index(ENTITY, "embedding", embedder.dimension,
+                                                options=options):
+        execute_ddl(store, op)
+    await_indexes(store)
+    return {"vector_index": options.to_json(),
+            "build_s": round(time.perf_counter() - started, 2)}
+
+
 def _bulk_import(settings: Settings, home: Path, embedder: Embedder, graph: SyntheticGraph,
                  folder: Path, progress: bool, result: dict[str, Any],
                  vector_index: str = "auto", compress: bool = False) -> tuple[Any, Any]:
@@ -478,7 +502,7 @@ def bench_scale(settings: Settings, *, entities: int, relationships: int | None 
                 queries: int = 20, seed: int = 7, keep: bool = False, reuse: bool = False,
                 warmup: int = WARMUP, progress: bool = True, bulk: bool = False,
                 vector_index: str = "auto", candidate_recall_sample: int = 0,
-                compress: bool = False) -> dict[str, Any]:
+                compress: bool = False, reindex: str | None = None) -> dict[str, Any]:
     """Generate, load and query (see the module docstring); returns the numbers.
 
     Before each k(n) is measured, ``warmup`` unmeasured retrievals cycle through the patterns
@@ -493,7 +517,9 @@ def bench_scale(settings: Settings, *, entities: int, relationships: int | None 
     ``candidate_recall_sample``: that many
     pattern node texts (the known nodes of the measured patterns, then further entity names)
     have their approximate candidates compared with brute force at each k(n)
-    (:func:`candidate_recall`; Neo4j only)."""
+    (:func:`candidate_recall`; Neo4j only). ``reindex`` (with ``reuse``): the entities'
+    vector index is first built anew as ``exact`` or ``quantized`` and its build timed
+    (:func:`rebuild_entity_index`)."""
     from kgdb.bench import index_state
     from kgdb.cypher.documents import count_entities
     from kgdb.cypher.explore import count_nodes
@@ -504,6 +530,8 @@ def bench_scale(settings: Settings, *, entities: int, relationships: int | None 
     from kgdb.retrieve.pattern_search import search
 
     relationships = relationships or 5 * entities
+    if reindex and not reuse:
+        raise ScaleError("--reindex rebuilds the vector index of a kept graph: add --reuse")
     if reuse and settings.embedded:
         raise ScaleError("--reuse needs a server (KGDB_URI): on the embedded engine each run "
                          "measures a graph of its own")
@@ -527,6 +555,8 @@ def bench_scale(settings: Settings, *, entities: int, relationships: int | None 
             result["entities"] = store.run(count_entities()).value(0)
             _check_reused(result["entities"], graph, store.address)
             result["reused"] = True
+            if reindex:
+                result["reindex"] = rebuild_entity_index(store, embedder, reindex)
         elif store.run(count_nodes()).value(0):
             raise ScaleError(f"bench scale needs an empty graph; {store.address} has data "
                              "(--reuse measures one a run with --keep left)")

@@ -131,6 +131,9 @@ def bench_corpus(base: Path, extra: tuple[Path, ...], passages: int | None,
                    "--vector-index).")
 @click.option("--compress", is_flag=True,
               help="With --bulk: gzip the import files (as kgdb neo4j import --compress).")
+@click.option("--reindex", type=click.Choice(["exact", "quantized"]), default=None,
+              help="With --reuse: build the entities' vector index anew this way first and "
+                   "report its build time (to compare candidate recall between the two).")
 @click.option("--candidate-recall", "candidate_recall", default=0, show_default=True,
               type=click.IntRange(0, 10_000), metavar="SAMPLE",
               help="Compare the approximate path's top k(n) candidates (Lucene's HNSW, "
@@ -141,7 +144,7 @@ def bench_corpus(base: Path, extra: tuple[Path, ...], passages: int | None,
 def bench_scale(ctx: Context, entities: int, relationships: int | None, k_nodes: str,
                 queries: int, seed: int, keep: bool, reuse: bool, warmup: int, bulk: bool,
                 vector_index: str, candidate_recall: int, compress: bool,
-                as_json: bool) -> None:
+                reindex: str | None, as_json: bool) -> None:
     """Generate a synthetic knowledge graph (skewed degrees, 12 types, 36 relations, names with
     near neighbours), load it, and report load rate, memory and retrieval p50/p90 for 1-, 2-
     and 3-hop patterns per k(n)."""
@@ -154,7 +157,8 @@ def bench_scale(ctx: Context, entities: int, relationships: int | None, k_nodes:
     result = run(ctx.settings, entities=entities, relationships=relationships, k_nodes=kns,
                  queries=queries, seed=seed, keep=keep, reuse=reuse, warmup=warmup,
                  progress=not as_json, bulk=bulk, vector_index=vector_index,
-                 candidate_recall_sample=candidate_recall, compress=compress)
+                 candidate_recall_sample=candidate_recall, compress=compress,
+                 reindex=reindex)
     _show(result, as_json)
 
 
