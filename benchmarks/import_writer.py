@@ -1,6 +1,7 @@
 """Rows/s of the bulk import's file writer: the csv module path, Arrow's (both reading the
 triples file as ``kgdb neo4j import`` does) and ``kgdb bench scale --bulk``'s direct writer of
-the generated graph, on the synthetic graph of ``kgdb bench scale``; the best of ``--rounds``.
+the generated graph (plain and gzipped), on the synthetic graph of ``kgdb bench scale``; the
+best of ``--rounds``.
 
     python -m benchmarks.import_writer --entities 100000 --results benchmarks/results
 """
@@ -29,14 +30,15 @@ def measure(entities: int, rounds: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="kgdb-writer-") as tmp:
         tsv = Path(tmp) / "facts.tsv"
         graph.write_tsv(tsv)
-        for name in ("csv_module", "arrow", "direct"):
+        for name in ("csv_module", "arrow", "direct", "direct_gzip"):
             best = float("inf")
             for r in range(rounds):
                 folder = Path(tmp) / f"{name}-{r}"
                 folder.mkdir()
                 started = time.perf_counter()
-                if name == "direct":
-                    files = write_graph_files(graph, embedder, folder, progress=False)
+                if name.startswith("direct"):
+                    files = write_graph_files(graph, embedder, folder, progress=False,
+                                              compress=name.endswith("gzip"))
                 else:
                     files = write_import_files(tsv, embedder, Neo4jDialect(), folder, sep="|",
                                                progress=False, fast=name == "arrow")
