@@ -130,10 +130,14 @@ def generate(entities: int, relationships: int, seed: int = 7,
         heads[where] = _zipf_pick(rng, by_type[ENTITY_TYPES.index(head_type)], len(where))
         tails[where] = _zipf_pick(rng, by_type[ENTITY_TYPES.index(tail_type)], len(where))
     keep = heads != tails
-    triples = np.unique(np.stack([heads[keep], rel[keep], tails[keep]], axis=1), axis=0)
-    order = rng.permutation(len(triples))  # load in no particular order
-    triples = triples[order]
-    return SyntheticGraph(names, types, triples[:, 0], triples[:, 1], triples[:, 2])
+    # distinct (head, relation, tail) in their lexicographic order, as one integer key each
+    # (head * R * N + relation * N + tail < 36 N^2 fits 63 bits to 1.5e8 entities): a sort
+    # of 8-byte keys where np.unique(axis=0) sorted rows, in a fifth of the memory
+    n, kinds = np.int64(entities), np.int64(len(RELATIONS))
+    keys = np.unique((heads[keep] * kinds + rel[keep]) * n + tails[keep])
+    order = rng.permutation(len(keys))  # load in no particular order
+    keys = keys[order]
+    return SyntheticGraph(names, types, keys // (kinds * n), (keys // n) % kinds, keys % n)
 
 
 def _zipf_pick(rng: np.random.Generator, members: np.ndarray, n: int, s: float = 0.8
