@@ -12,8 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from kgdb.dialects.base import VectorIndexOptions
+from kgdb.dialects.falkordb import FalkorDBDialect
 from kgdb.dialects.neo4j import Neo4jDialect
 from kgdb.embed import default_embedder
+from kgdb.errors import UnsupportedFeatureError
 from kgdb.load.neo4j_import import (
     ENTITY_HEADER,
     FACT_HEADER,
@@ -128,3 +131,8 @@ def test_vector_index_choice() -> None:
             "`vector.hnsw.ef_construction`: 200}}") in statement.text
     plain = Neo4jDialect().create_vector_index("Entity", "embedding", 384)[0]
     assert "`vector.quantization.enabled`: false}}" in plain.text and "hnsw" not in plain.text
+    falkordb = FalkorDBDialect()
+    assert falkordb.create_vector_index("Entity", "embedding", 384,
+                                        options=VectorIndexOptions())
+    with pytest.raises(UnsupportedFeatureError, match="vector index options"):
+        falkordb.create_vector_index("Entity", "embedding", 384, options=QUANTIZED)
