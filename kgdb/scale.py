@@ -130,10 +130,14 @@ def generate(entities: int, relationships: int, seed: int = 7,
         heads[where] = _zipf_pick(rng, by_type[ENTITY_TYPES.index(head_type)], len(where))
         tails[where] = _zipf_pick(rng, by_type[ENTITY_TYPES.index(tail_type)], len(where))
     keep = heads != tails
-    triples = np.unique(np.stack([heads[keep], rel[keep], tails[keep]], axis=1), axis=0)
-    order = rng.permutation(len(triples))  # load in no particular order
-    triples = triples[order]
-    return SyntheticGraph(names, types, triples[:, 0], triples[:, 1], triples[:, 2])
+    # distinct (head, relation, tail) in their lexicographic order, as one integer key each
+    # (head * R * N + relation * N + tail < 36 N^2 fits 63 bits to 1.5e8 entities): a sort
+    # of 8-byte keys where np.unique(axis=0) sorted rows, in a fifth of the memory
+    n, kinds = np.int64(entities), np.int64(len(RELATIONS))
+    keys = np.unique((heads[keep] * kinds + rel[keep]) * n + tails[keep])
+    order = rng.permutation(len(keys))  # load in no particular order
+    keys = keys[order]
+    return SyntheticGraph(names, types, keys // (kinds * n), (keys // n) % kinds, keys % n)
 
 
 def _zipf_pick(rng: np.random.Generator, members: np.ndarray, n: int, s: float = 0.8
@@ -153,9 +157,10 @@ class ComposedEmbedder(Embedder):
     def __init__(self, inner: Embedder, words: Sequence[str]) -> None:
         self.inner = inner
         self.model_id = inner.model_id  # the same vector space as the model's
-        vectors = inner.embed(list(words))
-        self.words = {w: np.asarray(v, dtype=np.float64) for w, v in zip(words, vectors,
-                                                                           strict=True)}
+        vectors = np.asarray(inner.embed(list(words)), dtype=np.float64)
+        self.words = {w: i for i, w in enumerate(words)}
+        # one zero row past the words: names of two words sum a third that adds nothing
+        self.matrix = np.vstack([vectors, np.zeros((1, vectors.shape[1]))])
         self.composed = 0
 
     @property
@@ -164,19 +169,31 @@ class ComposedEmbedder(Embedder):
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        pad = len(self.words)
+        rows: list[int] = []
+        picks: list[tuple[int, int, int]] = []
+        serials: list[int] = []
         other: list[int] = []
         for i, text in enumerate(texts):
             m = self._NAME.match(text)
-            parts = m.group(1).split() if m else []
-            if not m or any(p not in self.words for p in parts):
+            parts = [self.words.get(p, -1) for p in m.group(1).split()] if m else [-1]
+            if -1 in parts:
                 other.append(i)
                 continue
-            v = np.sum([self.words[p] for p in parts], axis=0)
-            v /= np.linalg.norm(v)
-            noise = np.random.default_rng(int(m.group(2))).normal(size=self.dimension)
-            v = v + NOISE * noise / np.linalg.norm(noise)
-            out[i] = v / np.linalg.norm(v)
-            self.composed += 1
+            rows.append(i)
+            picks.append((parts[0], parts[1], parts[2] if len(parts) > 2 else pad))
+            serials.append(int(m.group(2)))  # type: ignore[union-attr]
+        if rows:
+            # the words' sum, normalised, plus a per-name perturbation of norm NOISE (seeded
+            # by the serial number), normalised again; the noise draws stay one per name
+            v = self.matrix[np.asarray(picks)].sum(axis=1)
+            v /= np.linalg.norm(v, axis=1, keepdims=True)
+            noise = np.empty_like(v)
+            for j, serial in enumerate(serials):
+                noise[j] = np.random.default_rng(serial).normal(size=self.dimension)
+            v += NOISE * noise / np.linalg.norm(noise, axis=1, keepdims=True)
+            out[rows] = v / np.linalg.norm(v, axis=1, keepdims=True)
+            self.composed += len(rows)
         if other:
             out[other] = self.inner.embed([texts[i] for i in other])
         return out
@@ -222,9 +239,12 @@ def _server_memory_mb(settings: Settings) -> dict[str, Any]:
 def _paths(store: Any, hops: int, count: int, rng: np.random.Generator,
            graph: SyntheticGraph) -> list[list[tuple[str, str, str]]]:
     """``count`` random simple paths of ``hops`` facts, walked forward from random facts."""
-    out_edges: dict[int, list[int]] = {}
-    for i in range(graph.facts):
-        out_edges.setdefault(int(graph.heads[i]), []).append(i)
+    order = np.argsort(graph.heads, kind="stable")  # each head's facts in file order
+    starts = np.searchsorted(graph.heads[order], np.arange(len(graph.names) + 1))
+
+    def out_edges(head: int) -> list[int]:
+        return [int(f) for f in order[starts[head]:starts[head + 1]]]
+
     paths: list[list[tuple[str, str, str]]] = []
     attempts = 0
     while len(paths) < count and attempts < count * 200:
@@ -233,7 +253,7 @@ def _paths(store: Any, hops: int, count: int, rng: np.random.Generator,
         chain = [fact]
         seen = {int(graph.heads[fact]), int(graph.tails[fact])}
         while len(chain) < hops:
-            nxt = [f for f in out_edges.get(int(graph.tails[chain[-1]]), [])
+            nxt = [f for f in out_edges(int(graph.tails[chain[-1]]))
                    if int(graph.tails[f]) not in seen]
             if not nxt:
                 break
@@ -291,17 +311,179 @@ def _local_neo4j_home(settings: Settings) -> Path:
                      f"{settings.uri} is not a Neo4j that kgdb started (kgdb neo4j start)")
 
 
-def _bulk_import(settings: Settings, home: Path, embedder: Embedder, tsv: Path, progress: bool,
-                 result: dict[str, Any]) -> tuple[Any, Any]:
-    """Import ``tsv`` with neo4j-admin (:func:`kgdb.load.neo4j_import.import_triples`), record
-    its phases and sizes in ``result``; the store reconnected and a LoadReport's numbers."""
+def write_import_files(graph: SyntheticGraph, embedder: Embedder, folder: Path, *,
+                       batch: int = 5000, progress: bool = True, compress: bool = False) -> Any:
+    """The importer's files for ``graph`` written directly (no triples file to parse): the
+    graph ``kgdb neo4j import`` of its TSV gives (every entity that has a fact, once, with its
+    vector; every fact once: :func:`generate` drops repeats), through the same Arrow writer
+    (:class:`kgdb.load.neo4j_import.ArrowImportWriter`); ``compress``: gzipped."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from kgdb.load.neo4j_import import ArrowImportWriter, ImportFiles, has_pyarrow
+    from kgdb.load.triples import LoadReport
+    from kgdb.progress import progress_bar
+
+    if not has_pyarrow():
+        raise ScaleError("--bulk writes the import files with pyarrow: pip install pyarrow")
+    report = LoadReport("<generated>", mode="neo4j-import")
+    suffix = ".csv.gz" if compress else ".csv"
+    files = ImportFiles(folder / f"entities{suffix}", folder / f"facts{suffix}", report)
+    used = np.unique(np.concatenate([graph.heads, graph.tails]))
+    bar = progress_bar(total=len(used) + graph.facts, unit="rows", unit_scale=True,
+                       disable=not progress, desc="writing import files", mininterval=0.5,
+                       dynamic_ncols=True)
+    out = ArrowImportWriter(files, compress, embedder.dimension)
+    try:
+        for start in range(0, len(used), batch):
+            names = [graph.names[i] for i in used[start:start + batch]]
+            out.entities(names, np.asarray(embedder.embed(names), dtype=np.float32))
+            bar.update(len(names))
+        names_array = pa.array(graph.names, pa.string())
+        relations = pa.array([r[0] for r in RELATIONS], pa.string())
+        step = 1_000_000
+        for start in range(0, graph.facts, step):
+            part = slice(start, start + step)
+            out.facts(pc.take(names_array, pa.array(graph.heads[part])),
+                      pc.take(names_array, pa.array(graph.tails[part])),
+                      pc.take(relations, pa.array(graph.relations[part])))
+            bar.update(min(step, graph.facts - start))
+        out.close()
+    finally:
+        out.close(abandon=True)
+        bar.close()
+    _, first = np.unique(graph.relations, return_index=True)
+    counts = np.bincount(graph.relations, minlength=len(RELATIONS))
+    for r in graph.relations[np.sort(first)]:  # first-seen order, as a triples file gives
+        report.predicates[RELATIONS[r][0]] = int(counts[r])
+    report.lines = report.triples = files.relationships = graph.facts
+    report.entities_seen = report.entities_written = len(used)
+    return files
+
+
+def exact_nearest_ids(graph: SyntheticGraph, embedder: Embedder, queries: np.ndarray, k: int,
+                      chunk: int = 100_000) -> list[list[str]]:
+    """Brute force: the names of the ``k`` entities nearest each query by L2 over every entity
+    with a fact (their vectors composed again, ``chunk`` at a time), nearest first, with any
+    further ones tied with the k-th. Screened in float32 (matrix product), then exact in
+    float64 on the survivors, as the database computes it from the stored float32."""
+    used = np.unique(np.concatenate([graph.heads, graph.tails]))
+    q = np.asarray(queries, dtype=np.float64)
+    best_d = np.full((len(q), 0), np.inf)
+    best_i = np.zeros((len(q), 0), dtype=np.int64)
+    wide = min(2 * k + 16, len(used))
+    for start in range(0, len(used), chunk):
+        ids = used[start:start + chunk]
+        vectors = np.asarray(embedder.embed([graph.names[i] for i in ids]), dtype=np.float32)
+        screen = (np.sum(vectors.astype(np.float64) ** 2, axis=1)[None, :]
+                  - 2.0 * (q.astype(np.float32) @ vectors.T))
+        take = min(wide, len(ids))
+        top = np.argpartition(screen, take - 1, axis=1)[:, :take]
+        exact = np.sqrt(np.sum((vectors[top].astype(np.float64) - q[:, None, :]) ** 2, axis=2))
+        best_d = np.concatenate([best_d, exact], axis=1)
+        best_i = np.concatenate([best_i, ids[top]], axis=1)
+        keep = np.argsort(best_d, axis=1, kind="stable")[:, :wide]
+        best_d = np.take_along_axis(best_d, keep, axis=1)
+        best_i = np.take_along_axis(best_i, keep, axis=1)
+    out = []
+    for d, i in zip(best_d, best_i, strict=True):
+        cut = d[min(k, len(d)) - 1] + TIE
+        out.append([graph.names[j] for j, dist in zip(i, d, strict=True) if dist <= cut])
+    return out
+
+
+TIE = 1e-9
+"""Distances this close to the k-th are tied with it (float64 sums in another order)."""
+
+
+def recall_at(found: Sequence[str], exact: Sequence[str], k: int) -> float:
+    """The share of the exact k nearest (``exact``: nearest first, ties at the k-th included)
+    that ``found`` (the first k of an answer) holds: 1.0 when ``found`` is one of the exact
+    top-k sets."""
+    if not exact:
+        return 1.0
+    return len(set(found[:k]) & set(exact)) / min(k, len(exact))
+
+
+def candidate_recall(store: Any, embedder: Embedder, graph: SyntheticGraph, texts: list[str],
+                     k: int) -> dict[str, Any]:
+    """Recall@k of the approximate path against brute force (:func:`exact_nearest_ids`) for
+    the pattern node texts ``texts``: the candidates Lucene's HNSW proposes (max(4k, 64)) and
+    kgdb re-ranks exactly, as the plugin searches a label beyond its in-memory copy (the
+    plain Neo4j dialect's statement, whatever the store runs); on a store with kgdb's plugin
+    also its own search (exact where the copy holds the label)."""
+    from kgdb.cypher.link import VectorSearch, vector_candidates
+    from kgdb.dialects.neo4j import Neo4jDialect
+    from kgdb.vocabulary import ENTITY
+
+    vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
+    started = time.perf_counter()
+    exact = exact_nearest_ids(graph, embedder, vectors, k)
+    result: dict[str, Any] = {"k": k, "texts": len(texts),
+                              "brute_force_s": round(time.perf_counter() - started, 2)}
+    paths = {"hnsw_reranked": Neo4jDialect()}
+    if store.dialect.NATIVE:
+        paths["store"] = store.dialect
+    for name, dialect in paths.items():
+        recalls, times = [], []
+        for text_vector, truth in zip(vectors, exact, strict=True):
+            search = VectorSearch(ENTITY, "id", "name", k, (text_vector.tolist(),))
+            started = time.perf_counter()
+            rows = store.run(vector_candidates(dialect, [search])).records()
+            times.append((time.perf_counter() - started) * 1000)
+            found = [r["id"] for r in sorted(rows, key=lambda r: (r["distance"], r["id"]))]
+            recalls.append(recall_at(found, truth, k))
+        result[name] = {"recall_mean": round(float(np.mean(recalls)), 4),
+                        "recall_min": round(float(np.min(recalls)), 4),
+                        "recall_p10": round(percentile(recalls, 10), 4),
+                        "below_0.95": int(sum(r < 0.95 for r in recalls)),
+                        **_p50_p90(times)}
+    result["hnsw_reranked"]["statement"] = (
+        "db.index.vector.queryNodes(max(4k, 64)), exact L2 re-rank (plain Neo4j dialect)")
+    return result
+
+
+def rebuild_entity_index(store: Any, embedder: Embedder, choice: str) -> dict[str, Any]:
+    """Drop the entities' vector index and build it anew as ``choice`` (``exact`` or
+    ``quantized``: :func:`kgdb.load.neo4j_import.vector_index_for`), every index awaited;
+    its options and build time."""
+    from kgdb.load.neo4j_import import vector_index_for
+    from kgdb.schema.apply import await_indexes, execute_ddl
+    from kgdb.vocabulary import ENTITY
+
+    if store.dialect.NAME != "neo4j":
+        raise ScaleError("--reindex builds a Neo4j vector index: it needs a Neo4j")
+    options = vector_index_for(0, choice)
+    for info in store.indexes():
+        if info.kind == "vector" and info.entity == "node" and info.label == ENTITY:
+            for op in store.dialect.drop_index(info):
+                store.execute(op)
+    started = time.perf_counter()
+    for op in store.dialect.create_vector_index(ENTITY, "embedding", embedder.dimension,
+                                                options=options):
+        execute_ddl(store, op)
+    await_indexes(store)
+    return {"vector_index": options.to_json(),
+            "build_s": round(time.perf_counter() - started, 2)}
+
+
+def _bulk_import(settings: Settings, home: Path, embedder: Embedder, graph: SyntheticGraph,
+                 folder: Path, progress: bool, result: dict[str, Any],
+                 vector_index: str = "auto", compress: bool = False) -> tuple[Any, Any]:
+    """Import ``graph`` with neo4j-admin (:func:`kgdb.load.neo4j_import.import_triples`, its
+    files written by :func:`write_import_files` into ``folder``), record its phases and sizes
+    in ``result``; the store reconnected and a LoadReport's numbers."""
     from kgdb.engine import connect
     from kgdb.engine.neo4j_local import LocalNeo4j
-    from kgdb.load.neo4j_import import import_triples
+    from kgdb.load.neo4j_import import import_triples, vector_index_for
     from kgdb.load.triples import LoadReport
 
-    imported = import_triples(LocalNeo4j(home), embedder, tsv, replace=True, sep="|",
-                              progress=progress, work_dir=tsv.parent)
+    imported = import_triples(
+        LocalNeo4j(home), embedder, folder / "<generated>", replace=True, progress=progress,
+        work_dir=folder,
+        write_files=lambda scratch: write_import_files(graph, embedder, scratch,
+                                                       progress=progress, compress=compress),
+        vector_index=None if vector_index == "auto" else vector_index_for(0, vector_index))
     s = imported.seconds
     result["load_mode"] = "neo4j-import"
     result["bulk_import"] = {
@@ -309,7 +491,10 @@ def _bulk_import(settings: Settings, home: Path, embedder: Embedder, tsv: Path, 
         "restart_s": round(s["stop"] + s["start"], 2), "indexes_s": round(s["schema"], 2),
         "csv_bytes": imported.csv_bytes, "store_bytes": imported.store_bytes,
         "store_bytes_with_indexes": imported.store_bytes_with_indexes,
-        "transaction_log_bytes": imported.transaction_log_bytes}
+        "transaction_log_bytes": imported.transaction_log_bytes,
+        "vector_index": imported.vector_index,
+        "entities_per_s_write_files": round(imported.entities / s["write_files"], 1)
+        if s["write_files"] else None}
     report = LoadReport(imported.file, lines=imported.lines, triples=imported.triples,
                         entities_written=imported.entities, entities_seen=imported.entities,
                         predicates=imported.predicates, mode="neo4j-import")
@@ -319,8 +504,9 @@ def _bulk_import(settings: Settings, home: Path, embedder: Embedder, tsv: Path, 
 def bench_scale(settings: Settings, *, entities: int, relationships: int | None = None,
                 k_nodes: Sequence[int] = K_NODES, hops: Sequence[int] = HOPS,
                 queries: int = 20, seed: int = 7, keep: bool = False, reuse: bool = False,
-                warmup: int = WARMUP, progress: bool = True, bulk: bool = False
-                ) -> dict[str, Any]:
+                warmup: int = WARMUP, progress: bool = True, bulk: bool = False,
+                vector_index: str = "auto", candidate_recall_sample: int = 0,
+                compress: bool = False, reindex: str | None = None) -> dict[str, Any]:
     """Generate, load and query (see the module docstring); returns the numbers.
 
     Before each k(n) is measured, ``warmup`` unmeasured retrievals cycle through the patterns
@@ -329,7 +515,15 @@ def bench_scale(settings: Settings, *, entities: int, relationships: int | None 
     ``reuse`` measures the graph a previous run with ``keep`` left on the server (the same
     entities, relationships and seed: its entity count must match) instead of loading.
     ``bulk`` loads with ``kgdb neo4j import`` (offline, :mod:`kgdb.load.neo4j_import`) into the
-    kgdb-started Neo4j that serves the URI, and reports its phases and size on disk."""
+    kgdb-started Neo4j that serves the URI, and reports its phases and size on disk (its
+    entity vector index as ``vector_index``: auto, exact or quantized, see
+    :func:`kgdb.load.neo4j_import.vector_index_for`; ``compress``: its files gzipped).
+    ``candidate_recall_sample``: that many
+    pattern node texts (the known nodes of the measured patterns, then further entity names)
+    have their approximate candidates compared with brute force at each k(n)
+    (:func:`candidate_recall`; Neo4j only). ``reindex`` (with ``reuse``): the entities'
+    vector index is first built anew as ``exact`` or ``quantized`` and its build timed
+    (:func:`rebuild_entity_index`)."""
     from kgdb.bench import index_state
     from kgdb.cypher.documents import count_entities
     from kgdb.cypher.explore import count_nodes
@@ -340,6 +534,8 @@ def bench_scale(settings: Settings, *, entities: int, relationships: int | None 
     from kgdb.retrieve.pattern_search import search
 
     relationships = relationships or 5 * entities
+    if reindex and not reuse:
+        raise ScaleError("--reindex rebuilds the vector index of a kept graph: add --reuse")
     if reuse and settings.embedded:
         raise ScaleError("--reuse needs a server (KGDB_URI): on the embedded engine each run "
                          "measures a graph of its own")
@@ -363,20 +559,24 @@ def bench_scale(settings: Settings, *, entities: int, relationships: int | None 
             result["entities"] = store.run(count_entities()).value(0)
             _check_reused(result["entities"], graph, store.address)
             result["reused"] = True
+            if reindex:
+                result["reindex"] = rebuild_entity_index(store, embedder, reindex)
         elif store.run(count_nodes()).value(0):
             raise ScaleError(f"bench scale needs an empty graph; {store.address} has data "
                              "(--reuse measures one a run with --keep left)")
         else:
             ours = True
         if not reuse:
-            with tempfile.TemporaryDirectory(prefix="kgdb-scale-") as tmp:
+            with tempfile.TemporaryDirectory(prefix="kgdb-scale-", dir=home) as tmp:
                 tsv = Path(tmp) / "facts.tsv"
-                graph.write_tsv(tsv)
                 t = time.perf_counter()
                 if home is not None:
                     store.close()  # the import stops and restarts the server
-                    store, report = _bulk_import(settings, home, embedder, tsv, progress, result)
+                    store, report = _bulk_import(settings, home, embedder, graph, Path(tmp),
+                                                 progress, result, vector_index, compress)
                 else:
+                    graph.write_tsv(tsv)
+                    t = time.perf_counter()
                     report = load_triples(store, embedder, tsv, sep="|", progress=progress,
                                           mode="auto", batch_size=5000)
                 load_s = time.perf_counter() - t
@@ -432,6 +632,20 @@ def bench_scale(settings: Settings, *, entities: int, relationships: int | None 
                     "paths": sorted(paths), "load_average": load_average()}
         result["warmup"] = warm
         result["retrieval_excluding_embedding"] = latency
+        if candidate_recall_sample:
+            if store.dialect.NAME != "neo4j":
+                raise ScaleError("--candidate-recall compares Neo4j's HNSW proposals with brute "
+                                 "force: it needs a Neo4j")
+            texts = list(dict.fromkeys(n.name for hop in hops for p in by_hop[hop]
+                                       for n in p.nodes if n.name))[:candidate_recall_sample]
+            used = np.unique(np.concatenate([graph.heads, graph.tails]))
+            while len(texts) < min(candidate_recall_sample, len(used)):
+                name = graph.names[int(used[int(rng.integers(0, len(used)))])]
+                if name not in texts:
+                    texts.append(name)
+            result["candidate_recall"] = {
+                f"k(n)={kn}": candidate_recall(store, embedder, graph, texts, kn)
+                for kn in k_nodes}
         result["index_state"] = index_state(store)
         result["server_memory_after_queries"] = _server_memory_mb(settings)
         result["total_s"] = round(time.perf_counter() - t0, 2)

@@ -125,11 +125,26 @@ def bench_corpus(base: Path, extra: tuple[Path, ...], passages: int | None,
 @click.option("--bulk", is_flag=True,
               help="Load with kgdb neo4j import (offline, neo4j-admin): the server at "
                    "KGDB_URI must be one kgdb neo4j start runs; it is stopped and restarted.")
+@click.option("--vector-index", type=click.Choice(["auto", "exact", "quantized"]),
+              default="auto", show_default=True,
+              help="With --bulk: the entities' vector index (as kgdb neo4j import "
+                   "--vector-index).")
+@click.option("--compress", is_flag=True,
+              help="With --bulk: gzip the import files (as kgdb neo4j import --compress).")
+@click.option("--reindex", type=click.Choice(["exact", "quantized"]), default=None,
+              help="With --reuse: build the entities' vector index anew this way first and "
+                   "report its build time (to compare candidate recall between the two).")
+@click.option("--candidate-recall", "candidate_recall", default=0, show_default=True,
+              type=click.IntRange(0, 10_000), metavar="SAMPLE",
+              help="Compare the approximate path's top k(n) candidates (Lucene's HNSW, "
+                   "re-ranked exactly) with brute force for SAMPLE pattern node texts and "
+                   "report recall per k(n) (Neo4j).")
 @json_option
 @pass_context
 def bench_scale(ctx: Context, entities: int, relationships: int | None, k_nodes: str,
                 queries: int, seed: int, keep: bool, reuse: bool, warmup: int, bulk: bool,
-                as_json: bool) -> None:
+                vector_index: str, candidate_recall: int, compress: bool,
+                reindex: str | None, as_json: bool) -> None:
     """Generate a synthetic knowledge graph (skewed degrees, 12 types, 36 relations, names with
     near neighbours), load it, and report load rate, memory and retrieval p50/p90 for 1-, 2-
     and 3-hop patterns per k(n)."""
@@ -141,7 +156,9 @@ def bench_scale(ctx: Context, entities: int, relationships: int | None, k_nodes:
         raise click.BadParameter(f"not a list of integers: {k_nodes!r}", param_hint="--kn") from exc
     result = run(ctx.settings, entities=entities, relationships=relationships, k_nodes=kns,
                  queries=queries, seed=seed, keep=keep, reuse=reuse, warmup=warmup,
-                 progress=not as_json, bulk=bulk)
+                 progress=not as_json, bulk=bulk, vector_index=vector_index,
+                 candidate_recall_sample=candidate_recall, compress=compress,
+                 reindex=reindex)
     _show(result, as_json)
 
 

@@ -19,6 +19,25 @@ from kgdb.statement import EngineCommand, Operation, Statement
 _MAX_IDENTIFIER = 256
 
 
+@dataclass(frozen=True)
+class VectorIndexOptions:
+    """How an approximate vector index is built, where the default does not fit the data
+    (``kgdb neo4j import`` of a large graph: docs/engines/neo4j-import.md). ``None`` leaves a
+    setting to the engine."""
+
+    quantization: bool = False
+    """Search int8-quantized vectors (their scores are then approximations: only for an index
+    whose proposals kgdb re-ranks exactly from the stored vectors)."""
+    m: int | None = None
+    """HNSW: neighbours per node (Neo4j 5.26's ``vector.hnsw.m``, 16 by default)."""
+    ef_construction: int | None = None
+    """HNSW: the beam while inserting (``vector.hnsw.ef_construction``, 100 by default)."""
+
+    def to_json(self) -> dict[str, object]:
+        return {"quantization": self.quantization, "m": self.m,
+                "ef_construction": self.ef_construction}
+
+
 def quote_identifier(name: str, *, allow_backtick: bool = True) -> str:
     """Quote a label, relationship type or property key for Cypher.
 
@@ -260,9 +279,11 @@ class Dialect(abc.ABC):
 
     @abc.abstractmethod
     def create_vector_index(self, label: str, prop: str, dimension: int, *,
-                            relationship: bool = False) -> list[Operation]:
+                            relationship: bool = False,
+                            options: VectorIndexOptions | None = None) -> list[Operation]:
         """A vector index (L2) on ``label.prop``; with ``relationship``, ``label`` is a
-        relationship type and the index is on that type's relationships."""
+        relationship type and the index is on that type's relationships; ``options``: how
+        it is built (an engine that cannot set them raises UnsupportedFeatureError)."""
         raise NotImplementedError
 
     def create_existence_constraint(self, label: str, prop: str) -> list[Operation]:

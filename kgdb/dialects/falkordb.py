@@ -27,8 +27,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from kgdb.dialects.base import BulkEdges, BulkNodes, Dialect, IndexInfo
-from kgdb.errors import InvalidIdentifierError
+from kgdb.dialects.base import BulkEdges, BulkNodes, Dialect, IndexInfo, VectorIndexOptions
+from kgdb.errors import InvalidIdentifierError, UnsupportedFeatureError
 from kgdb.statement import GRAPH_KEY, EngineCommand, Operation, Statement
 
 
@@ -298,7 +298,11 @@ class FalkorDBDialect(Dialect):
                 f"WITH hit[0] AS node, sum(idf * hit[1] / (hit[1] + {self.LEXICAL_K1})) AS score")
 
     def create_vector_index(self, label: str, prop: str, dimension: int, *,
-                            relationship: bool = False) -> list[Operation]:
+                            relationship: bool = False,
+                            options: VectorIndexOptions | None = None) -> list[Operation]:
+        if options is not None and options != VectorIndexOptions():
+            raise UnsupportedFeatureError("vector index options (quantization, HNSW settings)",
+                                          self.NAME)
         dim = int(dimension)
         target = _pattern(self.ident(label), relationship)
         return [Statement(

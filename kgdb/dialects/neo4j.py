@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from kgdb.dialects.base import Dialect, IndexInfo, Plugin
+from kgdb.dialects.base import Dialect, IndexInfo, Plugin, VectorIndexOptions
 from kgdb.statement import Operation, Statement
 
 _VARIABLE = re.compile(r"\$?[A-Za-z_][A-Za-z0-9_]*")
@@ -131,7 +131,8 @@ class Neo4jDialect(Dialect):
                 "YIELD node, score")
 
     def create_vector_index(self, label: str, prop: str, dimension: int, *,
-                            relationship: bool = False) -> list[Operation]:
+                            relationship: bool = False,
+                            options: VectorIndexOptions | None = None) -> list[Operation]:
         name = self.ident(self.index_name(label, prop,
                                           "rel_vector" if relationship else "vector"))
         target = f"()-[n:{self.ident(label)}]-()" if relationship else f"(n:{self.ident(label)})"
@@ -140,11 +141,20 @@ class Neo4jDialect(Dialect):
         # are then approximations (docs/design/exact-vector-search.md). Without it the scores
         # give exact L2 and the brute-force order
         # (tests/live/test_graph_store.py::test_vector_search_distances_are_exact_l2).
+        # ``options`` turn it on (and set the HNSW graph's m and ef_construction, 5.26's
+        # vector.hnsw.* settings) for an index whose proposals are re-ranked exactly from
+        # the stored vectors: kgdb neo4j import of a large graph (docs/engines/neo4j-import.md).
         dim = int(dimension)
+        options = options or VectorIndexOptions()
+        config = (f"`vector.dimensions`: {dim}, `vector.similarity_function`: 'euclidean', "
+                  f"`vector.quantization.enabled`: {'true' if options.quantization else 'false'}")
+        for key, value in (("vector.hnsw.m", options.m),
+                           ("vector.hnsw.ef_construction", options.ef_construction)):
+            if value is not None:
+                config += f", `{key}`: {int(value)}"
         return [Statement(
             f"CREATE VECTOR INDEX {name} IF NOT EXISTS FOR {target} "
-            f"ON (n.{self.ident(prop)}) OPTIONS {{indexConfig: {{`vector.dimensions`: {dim}, "
-            "`vector.similarity_function`: 'euclidean', `vector.quantization.enabled`: false}}",
+            f"ON (n.{self.ident(prop)}) OPTIONS {{indexConfig: {{{config}}}}}",
             write=True, idempotent=True)]
 
     def drop_index(self, info: IndexInfo) -> list[Operation]:

@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kgdb.cypher import catalog
-from kgdb.dialects.base import Dialect, IndexInfo
+from kgdb.dialects.base import Dialect, IndexInfo, VectorIndexOptions
 from kgdb.embed.base import Embedder
 from kgdb.engine.base import GraphStore, describe_indexes, wait_for_index_builds
-from kgdb.errors import EmbeddingDimensionError, SchemaError, StatementError
+from kgdb.errors import EmbeddingDimensionError, QueryTimeoutError, SchemaError, StatementError
 from kgdb.schema.model import Schema, TypeDef
-from kgdb.statement import Operation
+from kgdb.statement import Operation, Statement
 from kgdb.vocabulary import CHUNK, CONCEPT, DOCUMENT, ENTITY, ENTITY_TYPE, EVENT, RELATION_TYPE
 
 EMBEDDING_KEY = "embedding"
@@ -93,8 +93,10 @@ def desired_indexes(schema: Schema, dimension: int, *, unique_needs_range: bool)
     return specs
 
 
-def index_operations(dialect: Dialect, spec: IndexSpec) -> list[Operation]:
-    """The statements (and engine commands) that create one index or constraint."""
+def index_operations(dialect: Dialect, spec: IndexSpec,
+                     vector_options: VectorIndexOptions | None = None) -> list[Operation]:
+    """The statements (and engine commands) that create one index or constraint
+    (``vector_options``: how a vector index is built, the engine's default if None)."""
     if spec.kind == "unique":
         return dialect.create_unique_constraint(spec.label, spec.properties[0])
     if spec.kind == "exists":
@@ -104,7 +106,8 @@ def index_operations(dialect: Dialect, spec: IndexSpec) -> list[Operation]:
     if spec.kind == "fulltext":
         return dialect.create_fulltext_index(spec.label, spec.properties)
     assert spec.dimension is not None
-    return dialect.create_vector_index(spec.label, spec.properties[0], spec.dimension)
+    return dialect.create_vector_index(spec.label, spec.properties[0], spec.dimension,
+                                       options=vector_options)
 
 
 _ALREADY = ("already indexed", "already exists", "equivalent index already", "equivalent constraint")
@@ -145,13 +148,17 @@ def check_embedding(store: GraphStore, embedder: Embedder,
     return True
 
 
-def ensure_base_schema(store: GraphStore, embedder: Embedder) -> None:
-    """Apply the built-in schema unless the graph already has one (loaders call this)."""
+def ensure_base_schema(store: GraphStore, embedder: Embedder, *,
+                       entity_vectors: VectorIndexOptions | None = None) -> None:
+    """Apply the built-in schema unless the graph already has one (loaders call this);
+    ``entity_vectors``: how the entities' vector index is built (the engine's default)."""
     if not check_embedding(store, embedder):
-        apply_schema(store, Schema(source="<built-in>"), embedder)
+        apply_schema(store, Schema(source="<built-in>"), embedder,
+                     entity_vectors=entity_vectors)
 
 
-def apply_schema(store: GraphStore, schema: Schema, embedder: Embedder) -> SchemaReport:
+def apply_schema(store: GraphStore, schema: Schema, embedder: Embedder, *,
+                 entity_vectors: VectorIndexOptions | None = None) -> SchemaReport:
     dialect = store.dialect
     report = SchemaReport()
     existing = store.indexes()
@@ -172,7 +179,8 @@ def apply_schema(store: GraphStore, schema: Schema, embedder: Embedder) -> Schem
                 "constraints); kgdb does not check it either")
             have.add(spec.key)
             continue
-        for op in index_operations(dialect, spec):
+        options = entity_vectors if spec.kind == "vector" and spec.label == ENTITY else None
+        for op in index_operations(dialect, spec, options):
             execute_ddl(store, op)
         have.add(spec.key)
         report.created.append(spec.describe())
@@ -250,6 +258,27 @@ def rebuild_vector_indexes(store: GraphStore) -> list[str]:
     return rebuilt
 
 
+POPULATING_LIMIT_S = 12 * 3600.0
+"""How long an index may keep populating before await_indexes gives up (a bulk import of 10M
+entities builds its vector index after the import, on the imported data)."""
+
+
+def _await_populating(store: GraphStore, wait: Statement) -> None:
+    """Run the engine's wait statement (Neo4j: ``db.awaitIndexes``, which gives up after its
+    timeout), again while an index it timed out on is still populating, not failed: a
+    large index built on imported data takes longer than one call's timeout."""
+    deadline = time.monotonic() + POPULATING_LIMIT_S
+    while True:
+        try:
+            store.run(wait)
+            return
+        except (StatementError, QueryTimeoutError):
+            pending = [i for i in store.indexes() if i.state != "ONLINE"]
+            if (not pending or any(i.state == "FAILED" for i in pending)
+                    or time.monotonic() > deadline):
+                raise
+
+
 def await_indexes(store: GraphStore, timeout_s: float = 600.0,
                   vectors: Sequence[IndexInfo] = ()) -> None:
     """Wait until every index is online (Neo4j: db.awaitIndexes; FalkorDB: poll db.indexes)
@@ -257,7 +286,7 @@ def await_indexes(store: GraphStore, timeout_s: float = 600.0,
     its procedure accepts calls)."""
     wait = store.dialect.await_indexes()
     if wait is not None:
-        store.run(wait)
+        _await_populating(store, wait)
     else:
         pending = wait_for_index_builds(store, timeout_s)
         if pending:

@@ -41,3 +41,8 @@ def test_bench_bulk_needs_a_kgdb_started_neo4j(tmp_path: Path,
     monkeypatch.setenv("KGDB_URI", "bolt://127.0.0.1:1")
     assert "is not a Neo4j that kgdb started (kgdb neo4j start)" in _one_line(
         ["bench", "scale", "--bulk", "--entities", "100"])
+
+
+def test_bench_reindex_needs_reuse() -> None:
+    assert "--reindex rebuilds the vector index of a kept graph: add --reuse" in _one_line(
+        ["bench", "scale", "--reindex", "exact", "--entities", "100"])
